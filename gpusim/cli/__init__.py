@@ -3,7 +3,7 @@
 Owns: argument parsing and dispatch only. Each sub-command lives in its own
 module of this package and exposes ``register(subparsers)``, which adds an
 ``argparse`` parser whose defaults carry ``func=callable(args) -> int``.
-Errors that users can cause are :class:`gpusim.errors.GpusimError`; they are
+Errors that users can cause (:data:`gpusim.errors.USER_ERRORS`) are
 printed as one clear message and exit with status 2, never as a traceback.
 """
 
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gpusim`` script; returns the process exit status."""
-    from gpusim.errors import GpusimError
+    from gpusim.errors import USER_ERRORS
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -42,6 +42,6 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return int(args.func(args) or 0)
-    except GpusimError as exc:
+    except USER_ERRORS as exc:
         print(f"gpusim {args.command}: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,476 @@
+"""The SIMT executor: runs one kernel over a chunk of CTAs, vectorised.
+
+Owns: thread state (PC, live, barrier wait) of every thread of a chunk of
+consecutive CTAs, the choice of what executes next, reconvergence, barriers,
+instruction counters, and faults. Each step executes ONE instruction for all
+threads of the chunk that are at the lowest runnable PC: per warp this is the
+"min-PC" policy, which reconverges a divergent branch at its immediate
+post-dominator for the block layouts nvcc emits (Diamos et al., "SIMD
+re-convergence at thread frontiers", MICRO 2011); the threads of one warp are
+therefore always executed together whenever they are at the same PC, which is
+what ``shfl.sync``/``vote.sync`` checks rely on.
+
+Semantics come from the opcode table (:mod:`isa.opcodes`) and, for memory and
+warp-level instructions, from :mod:`gpusim.functional.memops` and
+:mod:`gpusim.functional.warpops`. Imports numpy and isa; never simpy or cupy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpusim.errors import KernelFault
+from gpusim.functional import memops, warpops
+from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, GlobalMemory, MemoryFault
+from gpusim.functional.regfile import RegisterFile, immediate
+from isa.ir import Imm, Instr, Kernel, PredPair, Reg, Special, Sym, Vec
+from isa.opcodes import Kind
+
+__all__ = ["Grid", "ChunkExecutor"]
+
+_DONE = np.int32(np.iinfo(np.int32).max)  # PC of a thread that cannot run
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Launch geometry: ``grid`` and ``block`` as 3-tuples (x, y, z)."""
+
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def warps_per_block(self) -> int:
+        return -(-self.threads_per_block // 32)
+
+    @property
+    def n_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    def block_coords(self, linear: int) -> tuple[int, int, int]:
+        gx, gy, _ = self.grid
+        return linear % gx, linear // gx % gy, linear // (gx * gy)
+
+    def thread_coords(self, linear: int) -> tuple[int, int, int]:
+        bx, by, _ = self.block
+        return linear % bx, linear // bx % by, linear // (bx * by)
+
+
+class ChunkExecutor:
+    """Executes ``kernel`` for CTAs ``first_block .. first_block + n_blocks - 1``.
+
+    Threads are laid out CTA after CTA, each CTA padded to whole warps, so
+    thread ``t`` is lane ``t % 32`` of warp ``t // 32`` and the per-thread
+    arrays below all have shape (T,) with T = n_blocks * warps_per_block * 32.
+
+    Args:
+        kernel: the decoded kernel.
+        grid: launch geometry.
+        first_block, n_blocks: the CTAs (linear ids, x fastest) of this chunk.
+        params: the packed parameter buffer (uint8).
+        memory: global memory of the device.
+        dynamic_shared: bytes of dynamic shared memory per CTA.
+        counters: per-PC (warp instructions, thread instructions) int64 arrays,
+            shape (len(kernel.instrs),), accumulated in place.
+        sm_count: SMs of the simulated GPU (for ``%smid``, ``%nsmid``).
+        max_warps: warp slots per SM (for ``%nwarpid``).
+        max_steps: steps after which the launch is declared hung.
+    """
+
+    def __init__(self, kernel: Kernel, grid: Grid, first_block: int, n_blocks: int, params: np.ndarray,
+                 memory: GlobalMemory, dynamic_shared: int, counters: tuple[np.ndarray, np.ndarray],
+                 sm_count: int, max_warps: int, max_steps: int):
+        self.kernel, self.instrs, self.grid = kernel, kernel.instrs, grid
+        self.first_block, self.nb = first_block, n_blocks
+        self.params, self.memory = params, memory
+        self.warp_counts, self.thread_counts = counters
+        self.sm_count, self.max_warps, self.max_steps = sm_count, max_warps, max_steps
+        tpb = grid.threads_per_block
+        self.tpbp = grid.warps_per_block * 32
+        self.T = T = n_blocks * self.tpbp
+        t = np.arange(T, dtype=np.int64)
+        self.block_of = t // self.tpbp
+        lin = t % self.tpbp
+        self.lin_tid = lin
+        valid = lin < tpb
+        bx, by, _ = grid.block
+        self.tid = (lin % bx).astype(np.uint32), (lin // bx % by).astype(np.uint32), (lin // (bx * by)).astype(np.uint32)
+        gx, gy, _ = grid.grid
+        blin = self.block_of + first_block
+        self.ctaid = (blin % gx).astype(np.uint32), (blin // gx % gy).astype(np.uint32), (blin // (gx * gy)).astype(np.uint32)
+        self.lane = (t & 31).astype(np.uint32)
+        self.regs = RegisterFile(kernel.regs, T)
+        # Shared memory: static variables, then dynamic (extern) at its alignment.
+        dyn_base = kernel.static_shared_bytes
+        if kernel.dynamic_shared_align:
+            a = kernel.dynamic_shared_align
+            dyn_base = -(-dyn_base // a) * a
+        self.dynamic_base = dyn_base
+        self.shared_bytes = dyn_base + dynamic_shared if kernel.dynamic_shared_align or dynamic_shared else kernel.static_shared_bytes
+        self.shared_stride = max(16, -(-self.shared_bytes // 16) * 16)
+        self.shared = np.zeros(n_blocks * self.shared_stride, np.uint8)
+        self.local_stride = max(16, -(-kernel.local_bytes // 16) * 16) if kernel.local_bytes else 0
+        self.local = np.zeros(T * self.local_stride, np.uint8)
+        # Control state.
+        self.live = valid.copy()
+        self.n_live = int(valid.sum())
+        self.live_per_block = np.full(n_blocks, tpb, np.int64)
+        self.converged = True
+        self.pc = 0
+        self.pcs: np.ndarray | None = None
+        self.live_idx = None if self.n_live == T else np.flatnonzero(self.live)
+        self.live_warps = n_blocks * grid.warps_per_block
+        self.waiting = np.zeros(T, np.bool_)
+        self.bar_pc = np.zeros(T, np.int32)
+        self.wait_per_block = np.zeros(n_blocks, np.int64)
+        self.n_waiting = 0
+        self.steps = 0
+
+    # ---------------------------------------------------------------- main loop
+    def run(self) -> None:
+        """Run the chunk to completion. Raises :class:`KernelFault`."""
+        instrs = self.instrs
+        n_instr = len(instrs)
+        handlers = _HANDLERS
+        while True:
+            if self.converged:
+                if self.n_live == 0:
+                    return
+                pc, sel = self.pc, self.live_idx
+                warps = self.live_warps
+            else:
+                pc = int(self.pcs.min())
+                if pc == _DONE:
+                    if self.n_waiting:
+                        self._deadlock()
+                    return
+                m = self.pcs == pc
+                sel = np.flatnonzero(m)
+                if self.n_waiting == 0 and sel.size == self.n_live:
+                    self._reconverge(pc)
+                    sel, warps = self.live_idx, self.live_warps
+                else:
+                    w = sel >> 5
+                    warps = 1 + int(np.count_nonzero(w[1:] != w[:-1])) if sel.size else 0
+            self.steps += 1
+            if self.steps > self.max_steps:
+                self._hung(pc)
+            if pc >= n_instr:  # falling off the end of the kernel is a return
+                self._exit(sel)
+                continue
+            ins = instrs[pc]
+            self.warp_counts[pc] += warps
+            self.thread_counts[pc] += self.T if sel is None else sel.size
+            try:
+                handlers[ins.spec.kind](self, ins, sel)
+            except MemoryFault as f:
+                raise self._fault(ins, sel, f) from None
+
+    # ---------------------------------------------------------------- control helpers
+    def _reconverge(self, pc: int) -> None:
+        self.converged, self.pc, self.pcs = True, pc, None
+
+    def _diverge(self) -> None:
+        pcs = np.full(self.T, _DONE, np.int32)
+        if self.live_idx is None:
+            pcs[:] = self.pc
+        else:
+            pcs[self.live_idx] = self.pc
+        self.pcs, self.converged = pcs, False
+
+    def advance(self, sel: np.ndarray | None, pc: int) -> None:
+        """Lanes ``sel`` (at the current PC) continue at ``pc``."""
+        if self.converged:
+            self.pc = pc
+        else:
+            self.pcs[sel] = pc
+
+    def branch(self, sel: np.ndarray | None, taken: np.ndarray | None, target: int, fallthrough: int) -> None:
+        """Lanes ``taken`` (a subset of ``sel``) jump to ``target``; the rest fall through."""
+        n_sel = self.T if sel is None else sel.size
+        n_taken = self.T if taken is None else taken.size
+        if n_taken == n_sel:
+            return self.advance(sel, target)
+        if n_taken == 0:
+            return self.advance(sel, fallthrough)
+        if self.converged:
+            self._diverge()
+        self.pcs[sel] = fallthrough
+        self.pcs[taken] = target
+
+    def guarded(self, ins: Instr, sel: np.ndarray | None) -> np.ndarray | None:
+        """The lanes of ``sel`` whose guard predicate holds (``None`` = all T lanes)."""
+        if ins.guard is None:
+            return sel
+        p = self.regs.read(ins.guard, "pred", sel)
+        if p.all():
+            return sel
+        return np.flatnonzero(p) if sel is None else sel[p]
+
+    def count(self, sel: np.ndarray | None) -> int:
+        return self.T if sel is None else int(sel.size)
+
+    def _exit(self, lanes: np.ndarray | None) -> None:
+        if lanes is None:
+            lanes = np.arange(self.T)
+        if lanes.size == 0:
+            return
+        self.live[lanes] = False
+        self.n_live -= int(lanes.size)
+        self.live_per_block -= np.bincount(self.block_of[lanes], minlength=self.nb)
+        live_w = self.live.reshape(-1, 32).any(axis=1)
+        self.live_warps = int(live_w.sum())
+        if self.converged:
+            self.live_idx = None if self.n_live == self.T else np.flatnonzero(self.live)
+        else:
+            self.pcs[lanes] = _DONE
+        if self.n_waiting:
+            self._release_barriers()
+
+    # ---------------------------------------------------------------- barriers
+    def barrier(self, ins: Instr, sel: np.ndarray | None) -> None:
+        if self.converged:
+            # Every live thread of every CTA of the chunk is here: release at once.
+            return self.advance(sel, ins.index + 1)
+        self.waiting[sel] = True
+        self.bar_pc[sel] = ins.index
+        self.pcs[sel] = _DONE
+        self.n_waiting += int(sel.size)
+        self.wait_per_block += np.bincount(self.block_of[sel], minlength=self.nb)
+        self._release_barriers()
+
+    def _release_barriers(self) -> None:
+        full = np.flatnonzero((self.wait_per_block > 0) & (self.wait_per_block >= self.live_per_block))
+        if full.size == 0:
+            return
+        rel = self.waiting & np.isin(self.block_of, full)
+        lanes = np.flatnonzero(rel)
+        pcs = self.bar_pc[lanes]
+        if pcs.min() != pcs.max():
+            blk = self.block_of[lanes]
+            lo = np.full(self.nb, np.iinfo(np.int32).max, np.int64)
+            hi = np.full(self.nb, -1, np.int64)
+            np.minimum.at(lo, blk, pcs)
+            np.maximum.at(hi, blk, pcs)
+            bad = int(np.flatnonzero((hi >= 0) & (lo != hi))[0])
+            lines = sorted({self.instrs[int(p)].loc.line for p in pcs[blk == bad]})
+            raise KernelFault(
+                f"kernel {self.kernel.name}: threads of block {self.grid.block_coords(self.first_block + bad)} wait at "
+                f"different barriers (PTX lines {', '.join(map(str, lines))}): bar.sync in divergent code")
+        self.waiting[lanes] = False
+        self.n_waiting -= int(lanes.size)
+        self.wait_per_block[full] = 0
+        self.pcs[lanes] = pcs + 1
+
+    def _deadlock(self) -> None:
+        lanes = np.flatnonzero(self.waiting)
+        b = int(self.block_of[lanes[0]])
+        lines = sorted({self.instrs[int(p)].loc.line for p in self.bar_pc[lanes]})
+        raise KernelFault(
+            f"kernel {self.kernel.name}: deadlock: {lanes.size} threads wait at bar.sync (PTX lines "
+            f"{', '.join(map(str, lines))}) for threads of their block that never arrive "
+            f"(first: block {self.grid.block_coords(self.first_block + b)})")
+
+    def _hung(self, pc: int) -> None:
+        ins = self.instrs[min(pc, len(self.instrs) - 1)]
+        raise KernelFault(
+            f"kernel {self.kernel.name}: no completion after {self.max_steps} instruction steps; "
+            f"it is probably stuck in a loop (now at PTX line {ins.loc.line}: {ins.to_ptx()}). "
+            f"Raise the limit with gpusim.Device(max_steps=...) if the kernel is just long")
+
+    # ---------------------------------------------------------------- faults
+    def _fault(self, ins: Instr, lanes: np.ndarray | None, f: MemoryFault) -> KernelFault:
+        t = int(f.lane if lanes is None else lanes[f.lane]) if f.lane >= 0 else 0
+        block = self.grid.block_coords(self.first_block + int(self.block_of[t]))
+        thread = self.grid.thread_coords(int(self.lin_tid[t]))
+        return KernelFault(
+            f"kernel {self.kernel.name}: {f.reason} ({f.space}, {f.size} bytes at address {f.address:#x}) "
+            f"at {ins.loc.file}:{ins.loc.line} '{ins.to_ptx()}' by block {block} thread {thread}")
+
+    # ---------------------------------------------------------------- operands
+    def read(self, op, ty: str, sel: np.ndarray | None) -> np.ndarray:
+        """Operand ``op`` of lanes ``sel`` as PTX type ``ty``."""
+        n = self.count(sel)
+        if isinstance(op, Reg):
+            return self.regs.read(op, ty, sel)
+        if isinstance(op, Imm):
+            return immediate(op, ty, n)
+        if isinstance(op, Special):
+            return self.special(op, sel).astype(_dtype(ty))
+        if isinstance(op, Sym):
+            return np.full(n, self.symbol_address(op.name), np.uint64).astype(_dtype(ty))
+        raise KernelFault(f"kernel {self.kernel.name}: operand {op} cannot be used as a .{ty} value")
+
+    def write(self, op, value: np.ndarray, ty: str, sel: np.ndarray | None) -> None:
+        """Write ``value`` (type ``ty``) to destination operand ``op``."""
+        if isinstance(op, Reg):
+            self.regs.write(op, value, ty, sel)
+        elif op is not None:
+            raise KernelFault(f"kernel {self.kernel.name}: {op} is not a register destination")
+
+    def special(self, op: Special, sel: np.ndarray | None) -> np.ndarray:
+        """Special register values (PTX ISA 9.0 chapter 10) for lanes ``sel``."""
+        name, comp = op.name, op.comp
+        xyz = "xyz".index(comp) if comp in ("x", "y", "z") else 0
+
+        def pick(a):
+            return a if sel is None else a[sel]
+        n = self.count(sel)
+        if name == "tid":
+            return pick(self.tid[xyz])
+        if name == "ctaid":
+            return pick(self.ctaid[xyz])
+        if name == "ntid":
+            return np.full(n, self.grid.block[xyz], np.uint32)
+        if name == "nctaid":
+            return np.full(n, self.grid.grid[xyz], np.uint32)
+        if name == "laneid":
+            return pick(self.lane)
+        if name == "warpid":
+            return (pick(self.lin_tid) >> 5).astype(np.uint32)
+        if name == "nwarpid":
+            return np.full(n, self.max_warps, np.uint32)
+        if name == "smid":
+            return ((pick(self.block_of) + self.first_block) % self.sm_count).astype(np.uint32)
+        if name == "nsmid":
+            return np.full(n, self.sm_count, np.uint32)
+        if name in ("clock", "clock64", "globaltimer"):
+            return np.full(n, self.steps, np.uint64 if name != "clock" else np.uint32)
+        if name == "gridid":
+            return np.zeros(n, np.uint64)
+        if name.startswith("lanemask_"):
+            lane = pick(self.lane).astype(np.uint64)
+            one = np.uint64(1)
+            eq = one << lane
+            m = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "ge": ~(eq - one), "gt": ~((eq << one) - one)}[name[9:]]
+            return (m & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        if name == "dynamic_smem_size":
+            return np.full(n, self.shared_bytes - self.dynamic_base, np.uint32)
+        if name == "total_smem_size":
+            return np.full(n, self.shared_bytes, np.uint32)
+        raise KernelFault(f"kernel {self.kernel.name}: special register {op} is not supported")
+
+    def symbol_address(self, name: str) -> int:
+        """The address a variable symbol stands for: its offset in its state
+        space (``.shared``: offset in the CTA's shared memory; ``.local``:
+        offset in the thread's local memory)."""
+        var = self.kernel.variables.get(name)
+        if var is None:
+            raise KernelFault(f"kernel {self.kernel.name}: taking the address of parameter {name!r} is not supported")
+        return self.dynamic_base if var.size is None else var.offset
+
+
+def _dtype(ty: str) -> np.dtype:
+    from isa.types import TYPES
+    return TYPES[ty].dtype
+
+
+# ---------------------------------------------------------------------- handlers
+def _alu(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst_tys, src_tys = ins.spec.sig(ins)
+        srcs = [ex.read(op, ty, g) for op, ty in zip(ins.operands[1:], src_tys)]
+        res = ins.spec.fn(ins, *srcs)
+        dst = ins.operands[0]
+        if isinstance(res, tuple):
+            if isinstance(dst, PredPair):
+                ex.write(dst.first, res[0], dst_tys[0], g)
+                ex.write(dst.second, res[1], dst_tys[1], g)
+            else:
+                ex.write(dst, res[0], dst_tys[0], g)
+        else:
+            ex.write(dst, res, dst_tys[0], g)
+    ex.advance(sel, ins.index + 1)
+
+
+def _mov(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, src = ins.operands
+        ty = ins.ty
+        if isinstance(src, Vec):  # pack: element 0 in the low bits
+            parts = [ex.read(r, _raw_ty(ex, r), g) for r in src.items]
+            out = np.zeros(ex.count(g), np.uint64)
+            shift = 0
+            for r, p in zip(src.items, parts):
+                out |= p.astype(np.uint64) << np.uint64(shift)
+                shift += ex.regs.bits[r.name]
+            ex.write(dst, out.astype(_dtype(f"b{shift}")), f"b{shift}", g)
+        elif isinstance(dst, Vec):  # unpack
+            val = ex.read(src, f"b{_bits(ty)}", g).astype(np.uint64)
+            shift = 0
+            for r in dst.items:
+                w = _bits(_raw_ty(ex, r)) if r is not None else _bits(ty) // len(dst.items)
+                if r is not None:
+                    part = (val >> np.uint64(shift)) & np.uint64((1 << w) - 1)
+                    ex.write(r, part.astype(_dtype(f"b{w}")), f"b{w}", g)
+                shift += w
+        else:
+            ex.write(dst, ex.read(src, ty, g), ty, g)
+    ex.advance(sel, ins.index + 1)
+
+
+def _bits(ty: str) -> int:
+    from isa.types import TYPES
+    return TYPES[ty].bits
+
+
+def _raw_ty(ex: ChunkExecutor, r: Reg) -> str:
+    b = ex.regs.bits[r.name]
+    return "pred" if b == 1 else f"b{b}"
+
+
+def _cvta(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, src = ins.operands
+        space = next(m for m in ins.mods if m != "to").split("::")[0]
+        if space in ("const", "param"):
+            raise KernelFault(f"kernel {ex.kernel.name}: cvta for .{space} is not supported ({ins.loc})")
+        a = ex.read(src, "u64", g)
+        base = {"global": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}[space]
+        res = a - np.uint64(base) if ins.has("to") else a + np.uint64(base)
+        ex.write(dst, res.astype(_dtype(ins.ty)), ins.ty, g)
+    ex.advance(sel, ins.index + 1)
+
+
+def _bra(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    target = ex.kernel.labels[ins.operands[0].name]
+    ex.branch(sel, ex.guarded(ins, sel), target, ins.index + 1)
+
+
+def _exit(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    g = ex.guarded(ins, sel)
+    n_sel, n_g = ex.count(sel), ex.count(g)
+    if n_g < n_sel:
+        ex.advance(sel, ins.index + 1)
+    ex._exit(g)
+
+
+def _bar(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    if ins.guard is not None:
+        raise KernelFault(f"kernel {ex.kernel.name}: predicated bar.sync is not supported ({ins.loc})")
+    if len(ins.operands) == 2:
+        count = ins.operands[1]
+        if not isinstance(count, Imm) or count.value != ex.tpbp:
+            raise KernelFault(f"kernel {ex.kernel.name}: bar.sync with a thread count other than the whole CTA "
+                              f"is not supported ({ins.loc})")
+    ex.barrier(ins, sel)
+
+
+def _fence(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    ex.advance(sel, ins.index + 1)
+
+
+_HANDLERS = {
+    Kind.ALU: _alu, Kind.MOV: _mov, Kind.CVTA: _cvta, Kind.BRA: _bra, Kind.EXIT: _exit,
+    Kind.BAR: _bar, Kind.FENCE: _fence,
+    Kind.LD: memops.load, Kind.ST: memops.store, Kind.ATOM: memops.atomic,
+    Kind.SHFL: warpops.shfl, Kind.VOTE: warpops.vote, Kind.ACTIVEMASK: warpops.activemask,
+}

@@ -1,0 +1,91 @@
+"""A functional-mode launch: the grid in chunks of CTAs, and its counters.
+
+Owns: splitting a grid into chunks of consecutive CTAs so that host memory
+stays bounded whatever the grid size, running each chunk with
+:class:`ChunkExecutor`, and the launch's metrics under Nsight Compute names.
+Imports numpy, isa and the functional engine; never simpy or cupy.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.functional.engine import ChunkExecutor, Grid
+from gpusim.functional.memory import GlobalMemory
+from isa.ir import Kernel
+
+__all__ = ["LaunchResult", "run_functional", "chunk_blocks"]
+
+#: Host-memory budget of one chunk's registers, shared and local memory (bytes).
+CHUNK_BYTES = 256 * 2**20
+#: Threads per chunk above which numpy calls no longer get cheaper per thread.
+CHUNK_THREADS = 1 << 17
+
+
+@dataclass
+class LaunchResult:
+    """What a launch returns.
+
+    Attributes:
+        kernel: kernel name.
+        grid, block: launch shape as 3-tuples.
+        shared_mem: dynamic shared memory per CTA (bytes).
+        metrics: counters keyed by Nsight Compute metric name. Functional mode:
+            ``smsp__inst_executed.sum`` (warp-level instructions executed) and
+            ``smsp__thread_inst_executed.sum`` (thread-level: active threads
+            summed over executed instructions; predicated-off threads count, as
+            in Nsight Compute).
+        inst_executed: per PTX instruction (PC order), warp-level executions;
+            int64 array of shape (number of instructions,).
+        thread_inst_executed: the same, thread-level.
+        host_seconds: wall-clock time the simulation took.
+        mode: ``"functional"``.
+    """
+
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    shared_mem: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    inst_executed: np.ndarray | None = None
+    thread_inst_executed: np.ndarray | None = None
+    host_seconds: float = 0.0
+    mode: str = "functional"
+
+
+def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads: int = CHUNK_THREADS) -> int:
+    """How many CTAs one chunk holds: at most ``chunk_threads`` threads and
+    :data:`CHUNK_BYTES` of simulated state, and at least one CTA."""
+    tpbp = grid.warps_per_block * 32
+    reg_bytes = sum(max(1, int(t[1:]) // 8) if t != "pred" else 1 for t in kernel.regs.values())
+    per_block = tpbp * (reg_bytes + kernel.local_bytes + 24) + kernel.static_shared_bytes + dynamic_shared + 64
+    by_mem = CHUNK_BYTES // per_block
+    by_threads = chunk_threads // tpbp
+    return int(max(1, min(grid.n_blocks, by_mem, by_threads)))
+
+
+def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+                   sm_count: int, max_warps: int, max_steps: int, chunk_threads: int = CHUNK_THREADS) -> LaunchResult:
+    """Execute every CTA of ``grid``; raise :class:`gpusim.errors.KernelFault` on
+    the first fault (memory written before it stays written)."""
+    t0 = time.perf_counter()
+    n = len(kernel.instrs) + 1
+    warp_counts = np.zeros(n, np.int64)
+    thread_counts = np.zeros(n, np.int64)
+    per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads)
+    for first in range(0, grid.n_blocks, per_chunk):
+        nb = min(per_chunk, grid.n_blocks - first)
+        ChunkExecutor(kernel, grid, first, nb, params, memory, dynamic_shared, (warp_counts, thread_counts),
+                      sm_count, max_warps, max_steps).run()
+    # The last slot counts implicit returns at the end of the kernel.
+    res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared)
+    res.inst_executed, res.thread_inst_executed = warp_counts[:-1], thread_counts[:-1]
+    res.metrics = {
+        "smsp__inst_executed.sum": int(warp_counts.sum()),
+        "smsp__thread_inst_executed.sum": int(thread_counts.sum()),
+    }
+    res.host_seconds = time.perf_counter() - t0
+    return res

@@ -1,0 +1,258 @@
+"""Memory instructions of the functional engine: ld, st, atom, red.
+
+Owns: effective-address computation for every state space (param, global,
+shared, local, generic; PTX ISA 9.0 §5.1, §6.4), vector accesses
+(``.v2``/``.v4``), bounds and alignment checks, and atomics with a defined
+serialisation (lanes in ascending thread order). Imports numpy and isa only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpusim.errors import KernelFault
+from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, MemoryFault, check_aligned
+from isa import fp
+from isa.ir import Addr, Instr, Reg, Sym, Vec
+from isa.types import TYPES
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gpusim.functional.engine import ChunkExecutor
+
+__all__ = ["load", "store", "atomic", "state_space", "effective_addresses"]
+
+_SPACES = ("global", "shared", "local", "param", "const")
+
+
+def state_space(ins: Instr) -> str:
+    """The state space an ld/st/atom names (``"generic"`` if none)."""
+    for m in ins.mods:
+        s = m.split("::")[0]
+        if s in _SPACES:
+            return s
+    return "generic"
+
+
+def _vec_len(ins: Instr) -> int:
+    return 4 if ins.has("v4") else 2 if ins.has("v2") else 1
+
+
+def effective_addresses(ex: "ChunkExecutor", ins: Instr, addr: Addr, lanes) -> np.ndarray:
+    """Addresses (uint64, one per lane of ``lanes``) of memory operand ``addr``."""
+    n = ex.count(lanes)
+    if isinstance(addr.base, Reg):
+        a = ex.regs.read(addr.base, "u64", lanes)
+    elif isinstance(addr.base, Sym):
+        a = np.full(n, ex.symbol_address(addr.base.name), np.uint64)
+    else:
+        a = np.zeros(n, np.uint64)
+    return a + np.uint64(addr.offset & 0xFFFF_FFFF_FFFF_FFFF)
+
+
+def _param_value(ex: "ChunkExecutor", ins: Instr, addr: Addr, dtype: np.dtype, k: int, n: int) -> list[np.ndarray]:
+    if not isinstance(addr.base, Sym):
+        raise KernelFault(f"kernel {ex.kernel.name}: ld.param through a register is not supported ({ins.loc})")
+    p = next((p for p in ex.kernel.params if p.name == addr.base.name), None)
+    if p is None:
+        raise KernelFault(f"kernel {ex.kernel.name}: {addr.base.name!r} is not a parameter ({ins.loc})")
+    out = []
+    for j in range(k):
+        off = p.offset + addr.offset + j * dtype.itemsize
+        if off < 0 or off + dtype.itemsize > len(ex.params):
+            raise KernelFault(f"kernel {ex.kernel.name}: ld.param outside the parameter buffer ({ins.loc})")
+        v = ex.params[off:off + dtype.itemsize].view(dtype)[0]
+        out.append(np.full(n, v, dtype))
+    return out
+
+
+def _split_generic(a: np.ndarray) -> list[tuple[str, np.ndarray | None, np.ndarray]]:
+    """Classify generic addresses: [(space, lanes or None for all, space addresses)]."""
+    sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + WINDOW_SIZE))
+    lo = (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + WINDOW_SIZE))
+    if not sh.any() and not lo.any():
+        return [("global", None, a)]
+    out = []
+    for space, m, base in (("shared", sh, SHARED_WINDOW), ("local", lo, LOCAL_WINDOW), ("global", ~(sh | lo), 0)):
+        idx = np.flatnonzero(m)
+        if idx.size:
+            out.append((space, idx, a[idx] - np.uint64(base)))
+    return out
+
+
+def _window_index(ex: "ChunkExecutor", space: str, offs: np.ndarray, lanes, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """(backing uint8 array, element indices) for shared/local offsets."""
+    check_aligned(offs, size, space)
+    limit = ex.shared_bytes if space == "shared" else ex.kernel.local_bytes
+    bad = offs + np.uint64(size) > np.uint64(limit)
+    if bad.any():
+        lane = int(np.argmax(bad))
+        raise MemoryFault(lane, int(offs[lane]), size, f"out-of-bounds access ({space} memory is {limit} bytes)", space)
+    if space == "shared":
+        owner = ex.block_of if lanes is None else ex.block_of[lanes]
+        return ex.shared, (owner * ex.shared_stride + offs.astype(np.int64)) // size
+    owner = np.arange(ex.T) if lanes is None else lanes
+    return ex.local, (owner * ex.local_stride + offs.astype(np.int64)) // size
+
+
+def _parts(ex, space: str, a: np.ndarray, lanes, dtype: np.dtype):
+    """Yield (element view, element index, sub-lanes or None) for every piece of
+    an access of ``dtype`` elements at addresses ``a`` of lanes ``lanes``."""
+    pieces = _split_generic(a) if space == "generic" else [(space, None, a)]
+    for sp, sub, addrs in pieces:
+        sub_lanes = lanes if sub is None else (sub if lanes is None else lanes[sub])
+        try:
+            if sp == "global":
+                for view, idx, inner in ex.memory.views(addrs, dtype):
+                    yield view, idx, _compose(sub, inner)
+            elif sp in ("shared", "local"):
+                buf, idx = _window_index(ex, sp, addrs, sub_lanes, dtype.itemsize)
+                yield buf.view(dtype), idx, sub
+            else:
+                raise KernelFault(f"kernel {ex.kernel.name}: .{sp} memory is not supported")
+        except MemoryFault as f:
+            if sub is not None:
+                f.lane = int(sub[f.lane])
+            raise
+
+
+def _compose(outer, inner):
+    if outer is None:
+        return inner
+    return outer if inner is None else outer[inner]
+
+
+def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``ld``: d = memory[a] (vectors: d_j = memory[a + j * size])."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, addr = ins.operands
+        ty = ins.ty
+        dtype = TYPES[ty].dtype
+        k = _vec_len(ins)
+        n = ex.count(g)
+        space = state_space(ins)
+        if space == "param":
+            vals = _param_value(ex, ins, addr, dtype, k, n)
+        else:
+            a = effective_addresses(ex, ins, addr, g)
+            if k > 1:
+                check_aligned(a, dtype.itemsize * k, space)
+            vals = []
+            for j in range(k):
+                aj = a + np.uint64(j * dtype.itemsize)
+                out = np.empty(n, dtype)
+                for view, idx, lanes in _parts(ex, space, aj, g, dtype):
+                    if lanes is None:
+                        out = view[idx]
+                    else:
+                        out[lanes] = view[idx]
+                vals.append(out)
+        regs = dst.items if isinstance(dst, Vec) else (dst,)
+        for r, v in zip(regs, vals):
+            if r is not None:
+                ex.write(r, v, ty, g)
+    ex.advance(sel, ins.index + 1)
+
+
+def store(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``st``: memory[a] = b. All lanes are checked before anything is written."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        addr, src = ins.operands
+        ty = ins.ty
+        dtype = TYPES[ty].dtype
+        space = state_space(ins)
+        if space in ("param", "const"):
+            raise KernelFault(f"kernel {ex.kernel.name}: st.{space} is not supported ({ins.loc})")
+        k = _vec_len(ins)
+        a = effective_addresses(ex, ins, addr, g)
+        if k > 1:
+            check_aligned(a, dtype.itemsize * k, space)
+        items = src.items if isinstance(src, Vec) else (src,)
+        writes = []
+        for j, item in enumerate(items):
+            vals = ex.read(item, ty, g)
+            aj = a + np.uint64(j * dtype.itemsize)
+            writes.extend((view, idx, vals if lanes is None else vals[lanes])
+                          for view, idx, lanes in _parts(ex, space, aj, g, dtype))
+        for view, idx, vals in writes:
+            view[idx] = vals
+    ex.advance(sel, ins.index + 1)
+
+
+def _atomic_op(ins: Instr, ty: str):
+    op = next(m for m in ins.mods if m in ("add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec"))
+    t = TYPES[ty]
+    if op == "add":
+        if t.is_float:
+            # atom.add.f32 rounds to nearest even and flushes subnormals (PTX ISA 9.0 §9.7.13.5).
+            return op, lambda cur, b, c: fp.add(cur, b, "rn", ftz=(ty == "f32" and not ins.has("noftz")), ty=ty)
+        return op, lambda cur, b, c: cur + b
+    funcs = {
+        "min": lambda cur, b, c: np.minimum(cur, b),
+        "max": lambda cur, b, c: np.maximum(cur, b),
+        "exch": lambda cur, b, c: b,
+        "cas": lambda cur, b, c: np.where(cur == b, c, cur),
+        "and": lambda cur, b, c: cur & b,
+        "or": lambda cur, b, c: cur | b,
+        "xor": lambda cur, b, c: cur ^ b,
+        "inc": lambda cur, b, c: np.where(cur >= b, 0, cur + 1).astype(cur.dtype),
+        "dec": lambda cur, b, c: np.where((cur == 0) | (cur > b), b, cur - 1).astype(cur.dtype),
+    }
+    if t.is_float and op not in ("exch", "min", "max"):
+        raise KernelFault(f"atom.{op}.{ty} is not supported ({ins.loc})")
+    return op, funcs[op]
+
+
+def _serialised(view: np.ndarray, idx: np.ndarray, b: np.ndarray, c: np.ndarray | None, f) -> np.ndarray:
+    """Apply ``view[idx[i]] = f(view[idx[i]], b[i], c[i])`` one lane at a time in
+    lane order; return the old values. Lanes hitting distinct addresses are
+    done together, so the number of numpy rounds is the largest collision count."""
+    n = idx.size
+    order = np.argsort(idx, kind="stable")
+    sidx = idx[order]
+    start = np.ones(n, np.bool_)
+    start[1:] = sidx[1:] != sidx[:-1]
+    first = np.maximum.accumulate(np.where(start, np.arange(n), 0))
+    rank = np.arange(n) - first
+    by_rank = order[np.argsort(rank, kind="stable")]
+    counts = np.bincount(rank)
+    old = np.empty(n, view.dtype)
+    pos = 0
+    with np.errstate(all="ignore"):
+        for cnt in counts:
+            lanes = by_rank[pos:pos + cnt]
+            pos += cnt
+            i = idx[lanes]
+            cur = view[i]
+            old[lanes] = cur
+            view[i] = f(cur, b[lanes], None if c is None else c[lanes])
+    return old
+
+
+def atomic(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``atom`` (returns the old value) and ``red``; PTX ISA 9.0 §9.7.13.5-6.
+    Colliding lanes are serialised in ascending thread order."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        is_red = ins.op == "red"
+        ops = ins.operands
+        dst, addr, rest = (None, ops[0], ops[1:]) if is_red else (ops[0], ops[1], ops[2:])
+        ty = ins.ty
+        dtype = TYPES[ty].dtype
+        space = state_space(ins)
+        _, f = _atomic_op(ins, ty)
+        b = ex.read(rest[0], ty, g)
+        c = ex.read(rest[1], ty, g) if len(rest) > 1 else None
+        a = effective_addresses(ex, ins, addr, g)
+        old = np.empty(ex.count(g), dtype)
+        for view, idx, lanes in list(_parts(ex, space, a, g, dtype)):
+            if lanes is None:
+                old = _serialised(view, idx, b, c, f)
+            else:
+                old[lanes] = _serialised(view, idx, b[lanes], None if c is None else c[lanes], f)
+        if dst is not None:
+            ex.write(dst, old, ty, g)
+    ex.advance(sel, ins.index + 1)

@@ -1,0 +1,174 @@
+"""Device memory of the functional engine: global allocations and the address map.
+
+Owns: the flat, byte-addressed global memory (allocations aligned like
+``cudaMalloc``), the generic-address windows of shared and local memory, and
+vectorised, bounds- and alignment-checked loads and stores. Faults are
+reported as :class:`MemoryFault` carrying the offending lane, so that the
+engine can name the thread. Imports only numpy; never simpy or cupy.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "GLOBAL_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "WINDOW_SIZE", "ALLOC_ALIGN",
+    "MemoryFault", "Allocation", "GlobalMemory", "check_aligned",
+]
+
+#: First global address handed out. Like a real device pointer it is far from 0,
+#: so that a null or small integer pointer faults.
+GLOBAL_BASE = 0x7F00_0000_0000
+#: Generic addresses ``[SHARED_WINDOW, SHARED_WINDOW + WINDOW_SIZE)`` are shared
+#: memory of the executing CTA (``cvta.shared`` adds the base, PTX ISA 9.0 §6.4.1.1).
+SHARED_WINDOW = 0x7E00_0000_0000
+#: Generic addresses of the executing thread's local memory.
+LOCAL_WINDOW = 0x7D00_0000_0000
+WINDOW_SIZE = 1 << 32
+#: Alignment of every allocation; cudaMalloc guarantees at least 256 bytes
+#: (CUDA C++ Programming Guide, "Device Memory Accesses").
+ALLOC_ALIGN = 256
+
+
+class MemoryFault(Exception):
+    """An invalid access by lane ``lane`` (an index into the addresses passed).
+
+    Attributes: lane, address, size (bytes), reason (one sentence), space.
+    The engine turns it into a :class:`gpusim.errors.KernelFault`.
+    """
+
+    def __init__(self, lane: int, address: int, size: int, reason: str, space: str):
+        super().__init__(reason)
+        self.lane, self.address, self.size, self.reason, self.space = lane, address, size, reason, space
+
+
+def check_aligned(addrs: np.ndarray, size: int, space: str) -> None:
+    """Raise :class:`MemoryFault` if any address is not a multiple of ``size``
+    (PTX ISA 9.0 §5.4.1: accesses must be naturally aligned)."""
+    bad = (addrs & np.uint64(size - 1)) != 0
+    if bad.any():
+        lane = int(np.argmax(bad))
+        raise MemoryFault(lane, int(addrs[lane]), size, f"misaligned {size}-byte access", space)
+
+
+@dataclass(eq=False)
+class Allocation:
+    """One device allocation: ``nbytes`` usable bytes starting at ``base``.
+    ``data`` is a uint8 array padded to a multiple of 16 bytes so that it can
+    be viewed as any element type."""
+
+    base: int
+    nbytes: int
+    data: np.ndarray
+
+    def view(self, dtype: np.dtype) -> np.ndarray:
+        """The allocation as an array of ``dtype`` elements (no copy)."""
+        return self.data.view(dtype)
+
+
+class GlobalMemory:
+    """The global memory of one simulated device.
+
+    Addresses are Python ints / numpy uint64 values; allocations never move.
+    Freed allocations leave a hole, so that a dangling pointer faults.
+    """
+
+    def __init__(self) -> None:
+        self._allocs: dict[int, Allocation] = {}
+        self._bases = np.zeros(0, np.uint64)
+        self._ends = np.zeros(0, np.uint64)
+        self._order: list[Allocation] = []
+        self._next = GLOBAL_BASE
+
+    # ---------------------------------------------------------------- allocation
+    def allocate(self, nbytes: int, owner: object | None = None) -> Allocation:
+        """Allocate ``nbytes`` zero-filled bytes (aligned to :data:`ALLOC_ALIGN`).
+        If ``owner`` is given, the memory is freed when ``owner`` is collected."""
+        nbytes = int(nbytes)
+        if nbytes < 0:
+            raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
+        padded = max(16, -(-nbytes // 16) * 16)
+        alloc = Allocation(self._next, nbytes, np.zeros(padded, np.uint8))
+        # Leave a gap after every allocation so that overruns fault instead of
+        # silently landing in the next buffer.
+        self._next += -(-(padded + ALLOC_ALIGN) // ALLOC_ALIGN) * ALLOC_ALIGN
+        self._allocs[alloc.base] = alloc
+        self._reindex()
+        if owner is not None:
+            weakref.finalize(owner, self.free, alloc.base)
+        return alloc
+
+    def free(self, base: int) -> None:
+        """Free the allocation starting at ``base`` (no-op if already freed)."""
+        if self._allocs.pop(base, None) is not None:
+            self._reindex()
+
+    def _reindex(self) -> None:
+        self._order = sorted(self._allocs.values(), key=lambda a: a.base)
+        self._bases = np.array([a.base for a in self._order], np.uint64)
+        self._ends = np.array([a.base + a.nbytes for a in self._order], np.uint64)
+
+    @property
+    def allocations(self) -> list[Allocation]:
+        """Live allocations, by address."""
+        return list(self._order)
+
+    def find(self, address: int) -> Allocation | None:
+        """The allocation containing ``address``, or ``None``."""
+        i = int(np.searchsorted(self._bases, np.uint64(address), side="right")) - 1
+        if i >= 0 and address < int(self._ends[i]):
+            return self._order[i]
+        return None
+
+    # ---------------------------------------------------------------- access
+    def _locate(self, addrs: np.ndarray, size: int) -> list[tuple[Allocation, np.ndarray, np.ndarray | None]]:
+        """Split lanes by allocation: [(allocation, element index, lanes or None)].
+        Raises MemoryFault for unaligned or out-of-bounds lanes."""
+        check_aligned(addrs, size, "global")
+        if len(self._bases) == 0:
+            raise MemoryFault(0, int(addrs[0]), size, "access to unallocated global memory", "global")
+        which = np.searchsorted(self._bases, addrs, side="right").astype(np.int64) - 1
+        ok = which >= 0
+        end = np.where(ok, self._ends[np.maximum(which, 0)], 0)
+        ok &= (addrs + np.uint64(size)) <= end
+        if not ok.all():
+            lane = int(np.argmin(ok))
+            raise MemoryFault(lane, int(addrs[lane]), size, "out-of-bounds access", "global")
+        first = int(which[0])
+        if (which == first).all():
+            a = self._order[first]
+            return [(a, ((addrs - np.uint64(a.base)) // np.uint64(size)).astype(np.int64), None)]
+        out = []
+        for w in np.unique(which):
+            lanes = np.flatnonzero(which == w)
+            a = self._order[int(w)]
+            out.append((a, ((addrs[lanes] - np.uint64(a.base)) // np.uint64(size)).astype(np.int64), lanes))
+        return out
+
+    def load(self, addrs: np.ndarray, dtype: np.dtype) -> np.ndarray:
+        """Load one ``dtype`` element per address (uint64 array, shape (n,)).
+        Returns shape (n,). Raises :class:`MemoryFault`."""
+        dtype = np.dtype(dtype)
+        out = np.empty(addrs.shape, dtype)
+        for alloc, idx, lanes in self._locate(addrs, dtype.itemsize):
+            vals = alloc.view(dtype)[idx]
+            if lanes is None:
+                return vals
+            out[lanes] = vals
+        return out
+
+    def store(self, addrs: np.ndarray, values: np.ndarray) -> None:
+        """Store ``values[i]`` at ``addrs[i]``; all checks happen before any byte
+        is written. When lanes collide, the highest lane wins (the hardware
+        picks one; PTX leaves it undefined)."""
+        parts = self._locate(addrs, values.dtype.itemsize)
+        for alloc, idx, lanes in parts:
+            alloc.view(values.dtype)[idx] = values if lanes is None else values[lanes]
+
+    def views(self, addrs: np.ndarray, dtype: np.dtype) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        """For atomics: [(element view of an allocation, element index, lanes)]."""
+        dtype = np.dtype(dtype)
+        return [(a.view(dtype), idx, lanes) for a, idx, lanes in self._locate(addrs, dtype.itemsize)]

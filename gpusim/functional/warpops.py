@@ -1,0 +1,128 @@
+"""Warp-level instructions of the functional engine: shfl.sync, vote.sync, activemask.
+
+Owns: lane exchange within a warp (PTX ISA 9.0 §9.7.9.6 pseudo-code for
+``shfl.sync``), warp votes (§9.7.13.9), and the check that every lane named in
+a ``membermask`` executes the instruction together with the others. A lane
+that is named but still running elsewhere in the kernel (diverged) is an
+error; lanes that have exited or do not exist (a partial last warp) are not
+waited for, and their register values are used as they are. Imports numpy and
+isa only.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gpusim.errors import KernelFault
+from isa.ir import Instr, PredPair
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gpusim.functional.engine import ChunkExecutor
+
+__all__ = ["shfl", "vote", "activemask"]
+
+
+def _lanes(ex: "ChunkExecutor", sel) -> np.ndarray:
+    return np.arange(ex.T) if sel is None else sel
+
+
+def _warp_bits(ex: "ChunkExecutor", lanes: np.ndarray) -> np.ndarray:
+    """Per warp of the chunk: bit mask (uint32) of the given lanes."""
+    nw = ex.T // 32
+    w = lanes >> 5
+    bits = np.bincount(w, weights=(np.uint64(1) << ex.lane[lanes].astype(np.uint64)).astype(np.float64), minlength=nw)
+    return bits.astype(np.uint64).astype(np.uint32)
+
+
+def _check_members(ex: "ChunkExecutor", ins: Instr, lanes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Return the active-lane mask of each lane's warp; raise if a lane named in
+    ``mask`` is live but not executing this instruction."""
+    active = _warp_bits(ex, lanes)
+    live = _warp_bits(ex, np.flatnonzero(ex.live))
+    w = lanes >> 5
+    act_w = active[w]
+    missing = mask & live[w] & ~act_w
+    own = (mask >> ex.lane[lanes]) & np.uint32(1)
+    if missing.any() or not own.all():
+        i = int(np.argmax((missing != 0) | (own == 0)))
+        t = int(lanes[i])
+        block = ex.grid.block_coords(ex.first_block + int(ex.block_of[t]))
+        why = (f"lanes {_fmt_lanes(int(missing[i]))} named in the member mask {int(mask[i]):#010x} are not converged "
+               f"with it" if missing[i] else f"its own lane {int(ex.lane[t])} is not in the member mask {int(mask[i]):#010x}")
+        raise KernelFault(f"kernel {ex.kernel.name}: {ins.op}.sync at {ins.loc.file}:{ins.loc.line} in block {block}, "
+                          f"warp {int(ex.lin_tid[t]) // 32}: {why}")
+    return act_w
+
+
+def _fmt_lanes(bits: int) -> str:
+    return ",".join(str(i) for i in range(32) if bits >> i & 1)
+
+
+def shfl(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask``."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, a_op, b_op, c_op, m_op = ins.operands
+        lanes = _lanes(ex, g)
+        mask = ex.read(m_op, "b32", g)
+        _check_members(ex, ins, lanes, mask)
+        a_all = ex.read(a_op, "b32", None)
+        lane = ex.lane[lanes].astype(np.int64)
+        b = ex.read(b_op, "b32", g).astype(np.int64) & 31
+        c = ex.read(c_op, "b32", g).astype(np.int64)
+        cval = c & 31
+        segmask = (c >> 8) & 31
+        max_lane = (lane & segmask) | (cval & ~segmask)
+        min_lane = lane & segmask
+        if ins.has("up"):
+            j = lane - b
+            ok = j >= max_lane
+        elif ins.has("down"):
+            j = lane + b
+            ok = j <= max_lane
+        elif ins.has("bfly"):
+            j = lane ^ b
+            ok = j <= max_lane
+        else:
+            j = min_lane | (b & ~segmask)
+            ok = j <= max_lane
+        j = np.where(ok, j, lane)
+        src = (lanes - lane) + j
+        val = a_all[src]
+        if isinstance(dst, PredPair):
+            ex.write(dst.first, val, "b32", g)
+            ex.write(dst.second, ok, "pred", g)
+        else:
+            ex.write(dst, val, "b32", g)
+    ex.advance(sel, ins.index + 1)
+
+
+def vote(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``vote.sync.{all,any,uni}.pred d, a, membermask`` and ``vote.sync.ballot.b32``."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, p_op, m_op = ins.operands
+        lanes = _lanes(ex, g)
+        mask = ex.read(m_op, "b32", g)
+        act = _check_members(ex, ins, lanes, mask)
+        p = ex.read(p_op, "pred", g)
+        ballot = _warp_bits(ex, lanes[p])[lanes >> 5] & mask
+        members = act & mask
+        if ins.has("ballot"):
+            ex.write(dst, ballot, "b32", g)
+        else:
+            res = {"all": ballot == members, "any": ballot != 0,
+                   "uni": (ballot == members) | (ballot == 0)}[next(m for m in ("all", "any", "uni") if ins.has(m))]
+            ex.write(dst, res, "pred", g)
+    ex.advance(sel, ins.index + 1)
+
+
+def activemask(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``activemask.b32 d``: the lanes of the warp executing this instruction."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        lanes = _lanes(ex, g)
+        ex.write(ins.operands[0], _warp_bits(ex, lanes)[lanes >> 5], "b32", g)
+    ex.advance(sel, ins.index + 1)

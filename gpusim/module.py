@@ -1,0 +1,221 @@
+"""PTX modules and kernels, mirroring ``cupy.RawModule`` and ``cupy.RawKernel``.
+
+Owns: loading a PTX file or text, looking kernels up by name, checking a
+launch the way the CUDA driver does (block and grid limits, shared memory,
+``.reqntid``/``.maxntid``, argument count and widths) and packing arguments
+into the parameter buffer. Imports isa, the device and the functional engine;
+never simpy or cupy.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from gpusim.device import Device, get_device
+from gpusim.errors import GpusimError, LaunchError
+from gpusim.functional.engine import Grid
+from gpusim.functional.launch import LaunchResult, run_functional
+from gpusim.ndarray import ndarray
+from isa import parse, parse_file
+from isa.ir import Kernel, Module, Param
+
+__all__ = ["RawModule", "RawKernel"]
+
+
+class RawModule:
+    """A PTX module, like ``cupy.RawModule``.
+
+    Args:
+        code: PTX text.
+        path: path to a ``.ptx`` file (exactly one of ``code`` and ``path``).
+        options, backend, name_expressions, ...: accepted for signature
+            compatibility with CuPy and ignored (the PTX is already compiled).
+
+    Raises:
+        isa.PTXError: the PTX is malformed or uses an unsupported construct
+            (the message names file, line and column).
+        gpusim.errors.GpusimError: neither or both of ``code`` and ``path``.
+    """
+
+    def __init__(self, *, code: str | None = None, path: str | Path | None = None, options: Sequence[str] = (),
+                 backend: str = "nvrtc", translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
+                 name_expressions=None, jitify: bool = False):
+        if (code is None) == (path is None):
+            raise GpusimError("RawModule needs exactly one of code= (PTX text) or path= (a .ptx file)")
+        if path is not None:
+            if str(path).endswith(".cubin"):
+                raise GpusimError(f"{path}: gpusim runs PTX, not cubin binaries")
+            self.module: Module = parse_file(path)
+        else:
+            if "__global__" in code and ".entry" not in code:
+                raise GpusimError("RawModule(code=...) got CUDA C; gpusim runs PTX: compile it with "
+                                  "'nvcc -ptx -arch=sm_90' and pass the .ptx file")
+            self.module = parse(code, "<code>")
+        self._kernels: dict[str, RawKernel] = {}
+
+    def get_function(self, name: str) -> "RawKernel":
+        """The kernel ``name`` (its ``.entry`` name). Raises GpusimError listing
+        the module's kernels if there is none of that name."""
+        if name not in self.module.kernels:
+            have = ", ".join(sorted(self.module.kernels)) or "none"
+            raise GpusimError(f"{self.module.path}: no kernel named {name!r} (kernels in this module: {have})")
+        if name not in self._kernels:
+            self._kernels[name] = RawKernel(self, self.module.kernels[name])
+        return self._kernels[name]
+
+    @property
+    def kernel_names(self) -> list[str]:
+        """Names of the module's kernels, in file order."""
+        return list(self.module.kernels)
+
+
+def _dims(value, what: str) -> tuple[int, int, int]:
+    vals = (value,) if isinstance(value, (int, np.integer)) else tuple(value) if isinstance(value, (tuple, list)) else None
+    if vals is None or not 1 <= len(vals) <= 3 or not all(isinstance(v, (int, np.integer)) for v in vals):
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, got {value!r}")
+    vals = tuple(int(v) for v in vals) + (1,) * (3 - len(vals))
+    if min(vals) < 1:
+        raise LaunchError(f"{what} {vals} has a dimension below 1 (CUDA error: invalid configuration argument)")
+    return vals  # type: ignore[return-value]
+
+
+class RawKernel:
+    """A kernel of a :class:`RawModule`; call it to launch, like ``cupy.RawKernel``.
+
+    Attributes:
+        name: the ``.entry`` name.
+        kernel: the decoded kernel (:class:`isa.ir.Kernel`).
+        max_dynamic_shared_size_bytes: the launch limit for dynamic shared
+            memory (bytes); like ``cudaFuncAttributeMaxDynamicSharedMemorySize``
+            it defaults to 48 KiB minus static shared memory and may be raised
+            up to the GPU's opt-in limit.
+    """
+
+    def __init__(self, module: RawModule, kernel: Kernel):
+        self.module, self.kernel, self.name = module, kernel, kernel.name
+        self._max_dynamic: int | None = None
+
+    @property
+    def shared_size_bytes(self) -> int:
+        """Static shared memory per CTA (bytes), from the ``.shared`` declarations."""
+        return self.kernel.static_shared_bytes
+
+    @property
+    def local_size_bytes(self) -> int:
+        """Local memory per thread (bytes), from the ``.local`` declarations."""
+        return self.kernel.local_bytes
+
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        cfg = get_device().config
+        if self._max_dynamic is not None:
+            return self._max_dynamic
+        return cfg.sm.shared_per_block_bytes - self.kernel.static_shared_bytes
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value: int) -> None:
+        cfg = get_device().config
+        limit = cfg.sm.shared_per_block_optin_bytes - self.kernel.static_shared_bytes
+        if not 0 <= int(value) <= limit:
+            raise LaunchError(f"max_dynamic_shared_size_bytes={value} is outside 0..{limit} for {self.name} on "
+                              f"{cfg.name} (opt-in limit {cfg.sm.shared_per_block_optin_bytes} B minus "
+                              f"{self.kernel.static_shared_bytes} B static; CUDA error: invalid value)")
+        self._max_dynamic = int(value)
+
+    def __call__(self, grid, block, args: Sequence[Any], *, shared_mem: int = 0, stream=None) -> LaunchResult:
+        """Launch on the current device and wait for completion.
+
+        Args:
+            grid, block: int or tuple of up to 3 ints.
+            args: one per ``.param``: :class:`gpusim.ndarray` for pointer
+                parameters, numpy scalars of the parameter's width otherwise.
+            shared_mem: dynamic shared memory per CTA, bytes.
+            stream: accepted for CuPy compatibility and ignored.
+
+        Returns:
+            :class:`gpusim.functional.launch.LaunchResult` (CuPy returns None).
+
+        Raises:
+            LaunchError: an impossible launch, named as the CUDA error it mirrors.
+            GpusimError: wrong arguments (names the argument and parameter).
+            KernelFault: the kernel faulted (out-of-bounds, misaligned, deadlock).
+        """
+        dev = get_device()
+        g = Grid(_dims(grid, "grid"), _dims(block, "block"))
+        self._check_launch(dev, g, int(shared_mem))
+        params = self._pack(dev, args)
+        return run_functional(self.kernel, g, params, dev.memory, int(shared_mem), dev.config.sm_count,
+                              dev.config.sm.max_warps, dev.max_steps)
+
+    # ---------------------------------------------------------------- checks
+    def _check_launch(self, dev: Device, g: Grid, shared_mem: int) -> None:
+        cfg = dev.config
+        if g.threads_per_block > cfg.max_threads_per_block:
+            raise LaunchError(f"block {g.block} has {g.threads_per_block} threads; {cfg.name} allows at most "
+                              f"{cfg.max_threads_per_block} per block (CUDA error: invalid configuration argument)")
+        for axis, (v, lim) in enumerate(zip(g.block, cfg.max_block_dims)):
+            if v > lim:
+                raise LaunchError(f"block dimension {'xyz'[axis]}={v} exceeds {lim} on {cfg.name} "
+                                  f"(CUDA error: invalid configuration argument)")
+        for axis, (v, lim) in enumerate(zip(g.grid, cfg.max_grid_dims)):
+            if v > lim:
+                raise LaunchError(f"grid dimension {'xyz'[axis]}={v} exceeds {lim} on {cfg.name} "
+                                  f"(CUDA error: invalid configuration argument)")
+        if shared_mem < 0:
+            raise LaunchError(f"shared_mem={shared_mem} is negative")
+        static = self.kernel.static_shared_bytes
+        if static > cfg.sm.shared_per_block_bytes:
+            raise LaunchError(f"{self.name} declares {static} B of static shared memory; the limit is "
+                              f"{cfg.sm.shared_per_block_bytes} B (use dynamic shared memory above 48 KiB)")
+        if shared_mem > self.max_dynamic_shared_size_bytes:
+            hint = ("; raise kernel.max_dynamic_shared_size_bytes first (up to "
+                    f"{cfg.sm.shared_per_block_optin_bytes - static} B)"
+                    if shared_mem <= cfg.sm.shared_per_block_optin_bytes - static else "")
+            raise LaunchError(f"{self.name}: shared_mem={shared_mem} B of dynamic shared memory exceeds the kernel's "
+                              f"limit of {self.max_dynamic_shared_size_bytes} B on {cfg.name}{hint} "
+                              f"(CUDA error: too many resources requested for launch)")
+        req = self.kernel.directives.get("reqntid")
+        if req and tuple(req) + (1,) * (3 - len(req)) != g.block:
+            raise LaunchError(f"{self.name} requires block {tuple(req)} (.reqntid) but was launched with {g.block}")
+        mx = self.kernel.directives.get("maxntid")
+        if mx and g.threads_per_block > int(np.prod(mx)):
+            raise LaunchError(f"{self.name} allows at most {int(np.prod(mx))} threads per block (.maxntid), "
+                              f"launched with {g.threads_per_block}")
+
+    def _pack(self, dev: Device, args: Sequence[Any]) -> np.ndarray:
+        params = self.kernel.params
+        if not isinstance(args, (tuple, list)):
+            raise GpusimError(f"{self.name}: args must be a tuple of kernel arguments, got {type(args).__name__}")
+        if len(args) != len(params):
+            sig = ", ".join(f".{p.ty} {p.name}" for p in params)
+            raise GpusimError(f"{self.name} takes {len(params)} argument(s) ({sig}), got {len(args)}")
+        buf = np.zeros(max(16, self.kernel.param_bytes), np.uint8)
+        for i, (arg, p) in enumerate(zip(args, params)):
+            buf[p.offset:p.offset + p.size] = _arg_bytes(self.name, i, arg, p, dev)
+        return buf
+
+
+def _arg_bytes(kname: str, i: int, arg: Any, p: Param, dev: Device) -> np.ndarray:
+    where = f"{kname}: argument {i} (.param .{p.ty} {p.name})"
+    if isinstance(arg, ndarray):
+        if p.size != 8:
+            raise GpusimError(f"{where}: got an array, but the parameter is {p.size} bytes, not a 64-bit pointer")
+        if arg.device is not dev:
+            raise GpusimError(f"{where}: the array lives on another gpusim.Device than the one launching")
+        return np.array([arg.data.ptr], np.uint64).view(np.uint8)
+    if isinstance(arg, np.ndarray) and arg.ndim == 0:
+        arg = arg[()]
+    if isinstance(arg, np.generic) and not isinstance(arg, (np.bool_, np.object_)):
+        if arg.dtype.itemsize != p.size:
+            raise GpusimError(f"{where}: got {arg.dtype} ({arg.dtype.itemsize} bytes) but the parameter is "
+                              f"{p.size} bytes; pass a numpy scalar of that width (e.g. np.uint32(n) for .u32)")
+        return np.array([arg]).view(np.uint8)
+    if isinstance(arg, np.ndarray):
+        raise GpusimError(f"{where}: got a host numpy array; copy it to the device first with gpusim.asarray()")
+    if isinstance(arg, (bool, int, float)):
+        raise GpusimError(f"{where}: got a Python {type(arg).__name__}, which has no fixed width; pass a numpy "
+                          f"scalar such as np.{'float32' if p.ty.startswith('f') else 'int32' if p.ty.startswith('s') else 'uint32' if p.size == 4 else 'uint64'}(...)")
+    raise GpusimError(f"{where}: cannot pass a {type(arg).__name__}")

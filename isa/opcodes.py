@@ -1,0 +1,433 @@
+"""THE opcode table: one row per PTX instruction gpusim supports.
+
+Owns: for every opcode, the types and modifiers it accepts, the number of
+operands, the execution kind, the timing unit class, the lane-vectorised
+semantics (for arithmetic/logic rows) and a one-line description. The parser
+validates instructions against it, the functional engine executes from it,
+the timing engine routes by ``unit``, and ``gpusim isa`` prints it.
+
+Imports only numpy and the pure semantics modules :mod:`isa.fp` and
+:mod:`isa.intops`. Source of every rule: PTX ISA 9.0 (chapter 9,
+"Instruction Set"); section numbers are in each row's doc.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable
+
+import numpy as np
+
+from isa import fp, intops
+from isa.types import TYPES
+
+__all__ = ["Kind", "OpSpec", "OPCODES", "lookup", "rounding", "int_rounding"]
+
+
+class Kind(str, Enum):
+    """How the functional engine executes a row."""
+
+    ALU = "alu"          # d = fn(sources); registers/immediates only
+    MOV = "mov"          # moves incl. special registers, symbols, vector pack/unpack
+    LD = "ld"
+    ST = "st"
+    ATOM = "atom"        # atom (returns old value) and red (no destination)
+    CVTA = "cvta"
+    BRA = "bra"
+    EXIT = "exit"
+    BAR = "bar"
+    FENCE = "fence"      # ordering only: a no-op in a sequentially consistent simulator
+    SHFL = "shfl"
+    VOTE = "vote"
+    ACTIVEMASK = "activemask"
+
+
+INT = frozenset({"s16", "s32", "s64", "u16", "u32", "u64"})
+SINT = frozenset({"s16", "s32", "s64"})
+BITS = frozenset({"b16", "b32", "b64"})
+FLT = frozenset({"f16", "bf16", "f32", "f64"})
+F32 = frozenset({"f32"})
+F32_64 = frozenset({"f32", "f64"})
+ALL = INT | BITS | FLT | {"s8", "u8", "b8", "pred"}
+ROUND = frozenset({"rn", "rz", "rm", "rp"})
+IROUND = frozenset({"rni", "rzi", "rmi", "rpi"})
+CMP = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
+                 "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"})
+BOOLOP = frozenset({"and", "or", "xor"})
+SPACES = frozenset({"global", "shared", "local", "param", "const", "shared::cta", "param::entry"})
+SCOPES = frozenset({"cta", "cluster", "gpu", "sys"})
+MEM_ORDER = frozenset({"weak", "volatile", "relaxed", "acquire", "release", "acq_rel", "sc"})
+CACHE_OPS = frozenset({"ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc"})
+ATOM_OPS = frozenset({"add", "min", "max", "exch", "cas", "and", "or", "xor", "inc", "dec"})
+
+
+def _is_float(ty: str | None) -> bool:
+    return ty is not None and TYPES[ty].kind == "f"
+
+
+def rounding(ins, default: str = "rn") -> str:
+    """The IEEE rounding modifier of ``ins`` (``rn``/``rz``/``rm``/``rp``)."""
+    for r in ("rn", "rz", "rm", "rp"):
+        if r in ins.mods:
+            return r
+    return default
+
+
+def int_rounding(ins) -> str | None:
+    """The integer rounding modifier of ``ins`` (``rni``...), or ``None``."""
+    for r in ("rni", "rzi", "rmi", "rpi"):
+        if r in ins.mods:
+            return r
+    return None
+
+
+_WIDE = {"s16": "s32", "u16": "u32", "s32": "s64", "u32": "u64"}
+
+
+def _same(n: int):
+    """Signature: destination and ``n`` sources all of the instruction type."""
+    return lambda i: ((i.ty,), (i.ty,) * n)
+
+
+def _unit_arith(i) -> str:
+    if i.ty == "f64":
+        return "fp64"
+    return "fma" if _is_float(i.ty) else "alu"
+
+
+def _unit_mul(i) -> str:
+    return "fp64" if i.ty == "f64" else "fma"
+
+
+@dataclass(frozen=True, slots=True)
+class OpSpec:
+    """One row of the opcode table.
+
+    Attributes:
+        name: the base opcode (first component of the mnemonic).
+        kind: how the functional engine executes it (:class:`Kind`).
+        unit: timing unit class, a name (``"alu"``, ``"fma"``, ``"fp64"``,
+            ``"sfu"``, ``"lsu"``, ``"branch"``, ``"sync"``) or a function of
+            the instruction returning one; latencies are in the GPU config,
+            keyed by these names.
+        types: accepted type suffixes.
+        n_types: how many type suffixes the mnemonic carries (``cvt``: 2).
+        mods: accepted non-type modifiers (``"L1::"``/``"L2::"`` prefixes are
+            accepted as cache hints wherever ``"hints"`` is listed).
+        n_operands: accepted operand counts.
+        fn: lane-vectorised semantics for ``Kind.ALU`` rows:
+            ``fn(instr, *sources) -> ndarray`` (or a tuple for two results).
+        sig: ``sig(instr) -> (destination types, source types)`` for ALU rows.
+        required: modifier groups of which exactly one must be present.
+        doc: one line, with the PTX ISA section.
+    """
+
+    name: str
+    kind: Kind
+    unit: str | Callable
+    types: frozenset[str]
+    n_operands: tuple[int, ...]
+    doc: str
+    mods: frozenset[str] = frozenset()
+    n_types: tuple[int, ...] = (1,)
+    fn: Callable | None = None
+    sig: Callable | None = None
+    required: tuple[frozenset[str], ...] = ()
+
+    def unit_of(self, ins) -> str:
+        """The timing unit class of ``ins``."""
+        return self.unit(ins) if callable(self.unit) else self.unit
+
+
+# ---------------------------------------------------------------- semantics
+def _add(i, a, b):
+    if _is_float(i.ty):
+        return fp.add(a, b, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
+    return intops.add(a, b, i.ty, sat=i.has("sat"))
+
+
+def _sub(i, a, b):
+    if _is_float(i.ty):
+        return fp.sub(a, b, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
+    return intops.sub(a, b, i.ty, sat=i.has("sat"))
+
+
+def _int_mode(i) -> str:
+    for m in ("lo", "hi", "wide"):
+        if i.has(m):
+            return m
+    return "lo"
+
+
+def _mul(i, a, b):
+    if _is_float(i.ty):
+        return fp.mul(a, b, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
+    return intops.mul(a, b, i.ty, _int_mode(i))
+
+
+def _mad(i, a, b, c):
+    if _is_float(i.ty):
+        return fp.fma(a, b, c, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
+    return intops.mad(a, b, c, i.ty, _int_mode(i), sat=i.has("sat"))
+
+
+def _mul_sig(i):
+    if i.has("wide"):
+        return (_WIDE[i.ty],), (i.ty, i.ty)
+    return (i.ty,), (i.ty, i.ty)
+
+
+def _mad_sig(i):
+    if i.has("wide"):
+        return (_WIDE[i.ty],), (i.ty, i.ty, _WIDE[i.ty])
+    return (i.ty,), (i.ty,) * 3
+
+
+def _div(i, a, b):
+    if not _is_float(i.ty):
+        return intops.div(a, b, i.ty)
+    mode = "approx" if i.has("approx") else "full" if i.has("full") else rounding(i)
+    return fp.div(a, b, mode, i.has("ftz"), ty=i.ty)
+
+
+def _minmax(f_fp, f_int):
+    def fn(i, a, b):
+        if _is_float(i.ty):
+            return f_fp(a, b, nan=i.has("NaN"), ty=i.ty)
+        return f_int(a, b, i.ty)
+    return fn
+
+
+def _unary(f_fp, f_int):
+    def fn(i, a):
+        if _is_float(i.ty):
+            return f_fp(a, ftz=i.has("ftz"), ty=i.ty)
+        return f_int(a, i.ty)
+    return fn
+
+
+def _sfu(f, with_mode: bool):
+    def fn(i, a):
+        if with_mode:
+            mode = "approx" if i.has("approx") else rounding(i)
+            return f(a, mode, ftz=i.has("ftz"), ty=i.ty)
+        return f(a, ftz=i.has("ftz"), ty=i.ty)
+    return fn
+
+
+def _cmp_op(i) -> str:
+    return next(m for m in i.mods if m in CMP)
+
+
+def _compare(i, a, b):
+    op = _cmp_op(i)
+    return fp.compare(op, a, b, ty=i.ty) if _is_float(i.ty) else intops.compare(op, a, b, i.ty)
+
+
+def _boolop(i):
+    return next((m for m in i.mods if m in BOOLOP), None)
+
+
+def _setp(i, a, b, c=None):
+    t = _compare(i, a, b)
+    f = ~t
+    op = _boolop(i)
+    if op is not None:
+        comb = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[op]
+        t, f = comb(t, c), comb(f, c)
+    return t, f
+
+
+def _setp_sig(i):
+    src = (i.ty, i.ty, "pred") if _boolop(i) else (i.ty, i.ty)
+    return ("pred", "pred"), src
+
+
+def _set(i, a, b, c=None):
+    t, _ = _setp(i, a, b, c)
+    dst = i.types[0]
+    if dst == "f32":
+        return np.where(t, np.float32(1.0), np.float32(0.0))
+    return np.where(t, np.uint32(0xFFFFFFFF), np.uint32(0)).view(TYPES[dst].dtype)
+
+
+def _set_sig(i):
+    src = (i.types[1], i.types[1], "pred") if _boolop(i) else (i.types[1],) * 2
+    return (i.types[0],), src
+
+
+def _cvt(i, a):
+    dst, src = i.types
+    rnd = int_rounding(i) or next((r for r in ("rn", "rz", "rm", "rp") if i.has(r)), None)
+    return fp.cvt(a, dst, src, rnd=rnd, sat=i.has("sat"), ftz=i.has("ftz"))
+
+
+def _shift(f):
+    return lambda i, a, b: f(a, b, i.ty)
+
+
+def _logic(f):
+    def fn(i, *xs):
+        return f(*xs)
+    return fn
+
+
+def _lop3(i, a, b, c, lut):
+    lut = int(np.asarray(lut).reshape(-1)[0]) & 0xFF
+    out = np.zeros_like(a)
+    for k in range(8):
+        if lut >> k & 1:
+            x = a if k & 4 else ~a
+            y = b if k & 2 else ~b
+            z = c if k & 1 else ~c
+            out |= x & y & z
+    return out
+
+
+def _count_sig(i):
+    return ("u32",), (i.ty,)
+
+
+def _shf(i, a, b, c):
+    return intops.shf(a, b, c, "l" if i.has("l") else "r", "clamp" if i.has("clamp") else "wrap")
+
+
+def _prmt(i, a, b, c):
+    mode = next((m for m in i.mods if m in {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}), None)
+    return intops.prmt(a, b, c, mode)
+
+
+def _bfind(i, a):
+    return intops.bfind(a, i.ty, shiftamt=i.has("shiftamt"))
+
+
+# ---------------------------------------------------------------- the table
+_R = ROUND | {"ftz", "sat"}
+_ROWS = [
+    # Integer and floating-point arithmetic (PTX 9.7.1, 9.7.3, 9.7.4)
+    OpSpec("add", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a + b; integers wrap, floats round once (9.7.1.1, 9.7.3.1)",
+           mods=_R, fn=_add, sig=_same(2)),
+    OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a - b (9.7.1.2, 9.7.3.2)",
+           mods=_R, fn=_sub, sig=_same(2)),
+    OpSpec("mul", Kind.ALU, _unit_mul, INT | FLT, (3,), "d = a * b; .lo/.hi/.wide halves of the integer product (9.7.1.3, 9.7.3.3)",
+           mods=_R | {"lo", "hi", "wide"}, fn=_mul, sig=_mul_sig),
+    OpSpec("mad", Kind.ALU, _unit_mul, INT | FLT, (4,), "d = a * b + c; the float form rounds once (9.7.1.4, 9.7.3.5)",
+           mods=_R | {"lo", "hi", "wide"}, fn=_mad, sig=_mad_sig),
+    OpSpec("fma", Kind.ALU, _unit_mul, FLT, (4,), "d = a * b + c rounded once (9.7.3.4)",
+           mods=_R, fn=lambda i, a, b, c: fp.fma(a, b, c, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty),
+           sig=_same(3), required=(ROUND,)),
+    OpSpec("mul24", Kind.ALU, "fma", frozenset({"s32", "u32"}), (3,), "d = low/high 32 bits of 24x24-bit product (9.7.1.5)",
+           mods=frozenset({"lo", "hi"}), fn=lambda i, a, b: intops.mul24(a, b, i.ty, _int_mode(i)), sig=_same(2)),
+    OpSpec("mad24", Kind.ALU, "fma", frozenset({"s32", "u32"}), (4,), "d = 24x24-bit product + c (9.7.1.6)",
+           mods=frozenset({"lo", "hi", "sat"}), fn=lambda i, a, b, c: intops.mad24(a, b, c, i.ty, _int_mode(i)), sig=_same(3)),
+    OpSpec("sad", Kind.ALU, "alu", INT, (4,), "d = |a - b| + c (9.7.1.7)", fn=lambda i, a, b, c: intops.sad(a, b, c, i.ty), sig=_same(3)),
+    OpSpec("div", Kind.ALU, "sfu", INT | FLT, (3,), "d = a / b; integers truncate toward zero (9.7.1.8, 9.7.3.6)",
+           mods=ROUND | {"ftz", "approx", "full"}, fn=_div, sig=_same(2)),
+    OpSpec("rem", Kind.ALU, "sfu", INT, (3,), "d = a % b with the sign of a (9.7.1.9)",
+           fn=lambda i, a, b: intops.rem(a, b, i.ty), sig=_same(2)),
+    OpSpec("abs", Kind.ALU, _unit_arith, SINT | FLT, (2,), "d = |a| (9.7.1.10, 9.7.3.7)",
+           mods=frozenset({"ftz"}), fn=_unary(fp.absolute, intops.absolute), sig=_same(1)),
+    OpSpec("neg", Kind.ALU, _unit_arith, SINT | FLT, (2,), "d = -a (9.7.1.11, 9.7.3.8)",
+           mods=frozenset({"ftz"}), fn=_unary(fp.negate, intops.negate), sig=_same(1)),
+    OpSpec("min", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = min(a, b); float NaN rules of 9.7.3.9 (9.7.1.12)",
+           mods=frozenset({"ftz", "NaN", "relu"}), fn=_minmax(fp.minimum, intops.minimum), sig=_same(2)),
+    OpSpec("max", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = max(a, b) (9.7.1.13, 9.7.3.10)",
+           mods=frozenset({"ftz", "NaN", "relu"}), fn=_minmax(fp.maximum, intops.maximum), sig=_same(2)),
+    OpSpec("popc", Kind.ALU, "alu", frozenset({"b32", "b64"}), (2,), "d = number of set bits (9.7.1.14)",
+           fn=lambda i, a: intops.popc(a, i.ty), sig=_count_sig),
+    OpSpec("clz", Kind.ALU, "alu", frozenset({"b32", "b64"}), (2,), "d = count of leading zeros (9.7.1.15)",
+           fn=lambda i, a: intops.clz(a, i.ty), sig=_count_sig),
+    OpSpec("bfind", Kind.ALU, "alu", frozenset({"u32", "s32", "u64", "s64"}), (2,), "d = position of the most significant non-sign bit (9.7.1.16)",
+           mods=frozenset({"shiftamt"}), fn=_bfind, sig=_count_sig),
+    OpSpec("brev", Kind.ALU, "alu", frozenset({"b32", "b64"}), (2,), "d = a with bits reversed (9.7.1.18)",
+           fn=lambda i, a: intops.brev(a, i.ty), sig=_same(1)),
+    OpSpec("bfe", Kind.ALU, "alu", frozenset({"u32", "s32", "u64", "s64"}), (4,), "d = bit field of a at position b, length c (9.7.1.19)",
+           fn=lambda i, a, b, c: intops.bfe(a, b, c, i.ty), sig=lambda i: ((i.ty,), (i.ty, "u32", "u32"))),
+    OpSpec("bfi", Kind.ALU, "alu", frozenset({"b32", "b64"}), (5,), "d = b with a inserted at position c, length d (9.7.1.20)",
+           fn=lambda i, a, b, c, d: intops.bfi(a, b, c, d, i.ty), sig=lambda i: ((i.ty,), (i.ty, i.ty, "u32", "u32"))),
+    # Floating-point special functions (PTX 9.7.3)
+    OpSpec("rcp", Kind.ALU, "sfu", FLT, (2,), "d = 1 / a (9.7.3.11)", mods=ROUND | {"ftz", "approx"},
+           fn=_sfu(fp.rcp, True), sig=_same(1)),
+    OpSpec("sqrt", Kind.ALU, "sfu", FLT, (2,), "d = sqrt(a) (9.7.3.13)", mods=ROUND | {"ftz", "approx"},
+           fn=_sfu(fp.sqrt, True), sig=_same(1)),
+    OpSpec("rsqrt", Kind.ALU, "sfu", F32_64, (2,), "d = 1 / sqrt(a), approximate (9.7.3.14)", mods=frozenset({"ftz", "approx"}),
+           fn=_sfu(fp.rsqrt, False), sig=_same(1), required=(frozenset({"approx"}),)),
+    OpSpec("sin", Kind.ALU, "sfu", F32, (2,), "d = sin(a), approximate (9.7.3.16)", mods=frozenset({"ftz", "approx"}),
+           fn=lambda i, a: fp.sin(a, ftz=i.has("ftz")), sig=_same(1), required=(frozenset({"approx"}),)),
+    OpSpec("cos", Kind.ALU, "sfu", F32, (2,), "d = cos(a), approximate (9.7.3.17)", mods=frozenset({"ftz", "approx"}),
+           fn=lambda i, a: fp.cos(a, ftz=i.has("ftz")), sig=_same(1), required=(frozenset({"approx"}),)),
+    OpSpec("lg2", Kind.ALU, "sfu", F32, (2,), "d = log2(a), approximate (9.7.3.18)", mods=frozenset({"ftz", "approx"}),
+           fn=lambda i, a: fp.lg2(a, ftz=i.has("ftz")), sig=_same(1), required=(frozenset({"approx"}),)),
+    OpSpec("ex2", Kind.ALU, "sfu", frozenset({"f32", "f16", "bf16"}), (2,), "d = 2**a, approximate (9.7.3.19)", mods=frozenset({"ftz", "approx"}),
+           fn=_sfu(fp.ex2, False), sig=_same(1), required=(frozenset({"approx"}),)),
+    OpSpec("tanh", Kind.ALU, "sfu", frozenset({"f32", "f16", "bf16"}), (2,), "d = tanh(a), approximate (9.7.3.20)", mods=frozenset({"approx"}),
+           fn=lambda i, a: fp.tanh(a, ty=i.ty), sig=_same(1), required=(frozenset({"approx"}),)),
+    # Comparison and selection (PTX 9.7.6)
+    OpSpec("setp", Kind.ALU, _unit_arith, INT | BITS | FLT, (3, 4), "p = a CMP b [BOOLOP c]; '|q' receives the complement (9.7.6.2)",
+           mods=CMP | BOOLOP | {"ftz"}, fn=_setp, sig=_setp_sig, required=(CMP,)),
+    OpSpec("set", Kind.ALU, _unit_arith, INT | BITS | FLT, (3, 4), "d = a CMP b ? all-ones (or 1.0f) : 0 (9.7.6.1)",
+           mods=CMP | BOOLOP | {"ftz"}, n_types=(2,), fn=_set, sig=_set_sig, required=(CMP,)),
+    OpSpec("selp", Kind.ALU, "alu", INT | BITS | FLT, (4,), "d = c ? a : b (9.7.6.3)",
+           fn=lambda i, a, b, c: intops.selp(a, b, c), sig=lambda i: ((i.ty,), (i.ty, i.ty, "pred"))),
+    # Logic and shift (PTX 9.7.8)
+    OpSpec("and", Kind.ALU, "alu", BITS | {"pred"}, (3,), "d = a & b (9.7.8.1)", fn=_logic(intops.bit_and), sig=_same(2)),
+    OpSpec("or", Kind.ALU, "alu", BITS | {"pred"}, (3,), "d = a | b (9.7.8.2)", fn=_logic(intops.bit_or), sig=_same(2)),
+    OpSpec("xor", Kind.ALU, "alu", BITS | {"pred"}, (3,), "d = a ^ b (9.7.8.3)", fn=_logic(intops.bit_xor), sig=_same(2)),
+    OpSpec("not", Kind.ALU, "alu", BITS | {"pred"}, (2,), "d = ~a (9.7.8.4)", fn=_logic(intops.bit_not), sig=_same(1)),
+    OpSpec("cnot", Kind.ALU, "alu", BITS, (2,), "d = (a == 0) ? 1 : 0 (9.7.8.5)", fn=_logic(intops.cnot), sig=_same(1)),
+    OpSpec("lop3", Kind.ALU, "alu", frozenset({"b32"}), (5,), "d = any 3-input logic function given by an 8-bit truth table (9.7.8.6)",
+           fn=_lop3, sig=lambda i: (("b32",), ("b32", "b32", "b32", "b32"))),
+    OpSpec("shf", Kind.ALU, "alu", frozenset({"b32"}), (4,), "funnel shift of the 64-bit pair {b, a} (9.7.8.7)",
+           mods=frozenset({"l", "r", "clamp", "wrap"}), fn=_shf, sig=lambda i: (("b32",), ("b32", "b32", "u32")),
+           required=(frozenset({"l", "r"}), frozenset({"clamp", "wrap"}))),
+    OpSpec("shl", Kind.ALU, "alu", BITS, (3,), "d = a << b; amounts past the width give 0 (9.7.8.8)",
+           fn=_shift(intops.shl), sig=lambda i: ((i.ty,), (i.ty, "u32"))),
+    OpSpec("shr", Kind.ALU, "alu", BITS | INT, (3,), "d = a >> b; signed types fill with the sign (9.7.8.9)",
+           fn=_shift(intops.shr), sig=lambda i: ((i.ty,), (i.ty, "u32"))),
+    OpSpec("prmt", Kind.ALU, "alu", frozenset({"b32"}), (4,), "d = bytes of {b, a} selected by c (9.7.9.7)",
+           mods=frozenset({"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}), fn=_prmt, sig=_same(3)),
+    # Data movement and conversion (PTX 9.7.9)
+    OpSpec("cvt", Kind.ALU, lambda i: "fp64" if "f64" in i.types else "alu", ALL - {"pred"}, (2,),
+           "d = a converted between types, with rounding and saturation (9.7.9.21)",
+           mods=ROUND | IROUND | {"ftz", "sat", "relu"}, n_types=(2,), fn=_cvt, sig=lambda i: ((i.types[0],), (i.types[1],))),
+    OpSpec("mov", Kind.MOV, "alu", ALL, (2,), "d = a: register, immediate, special register, variable address; packs/unpacks vectors (9.7.9.1)"),
+    OpSpec("cvta", Kind.CVTA, "alu", frozenset({"u32", "u64"}), (2,), "convert between generic and state-space addresses (9.7.9.19)",
+           mods=frozenset({"to", "global", "shared", "local", "const", "param", "shared::cta"}),
+           required=(frozenset({"global", "shared", "local", "const", "param", "shared::cta"}),)),
+    OpSpec("ld", Kind.LD, "lsu", ALL, (2,), "d = memory[a]; .v2/.v4 load vectors (9.7.9.8)",
+           mods=SPACES | SCOPES | MEM_ORDER | CACHE_OPS | {"v2", "v4", "hints"}),
+    OpSpec("st", Kind.ST, "lsu", ALL - {"pred"}, (2,), "memory[a] = b (9.7.9.10)",
+           mods=SPACES | SCOPES | MEM_ORDER | CACHE_OPS | {"v2", "v4", "hints"}),
+    OpSpec("atom", Kind.ATOM, "lsu", INT | BITS | F32_64 | {"f16", "bf16"}, (3, 4), "d = old memory[a]; memory[a] = op(old, b[, c]) atomically (9.7.13.5)",
+           mods=frozenset({"global", "shared", "shared::cta"}) | SCOPES | MEM_ORDER | ATOM_OPS | {"noftz"}, required=(ATOM_OPS,)),
+    OpSpec("red", Kind.ATOM, "lsu", INT | BITS | F32_64 | {"f16", "bf16"}, (2,), "memory[a] = op(memory[a], b) atomically, no result (9.7.13.6)",
+           mods=frozenset({"global", "shared", "shared::cta"}) | SCOPES | MEM_ORDER | ATOM_OPS | {"noftz"}, required=(ATOM_OPS,)),
+    # Control flow (PTX 9.7.10)
+    OpSpec("bra", Kind.BRA, "branch", frozenset(), (1,), "jump to a label; .uni promises a warp-uniform target (9.7.10.2)",
+           mods=frozenset({"uni"}), n_types=(0,)),
+    OpSpec("ret", Kind.EXIT, "branch", frozenset(), (0,), "return from the kernel: the thread exits (9.7.10.7)",
+           mods=frozenset({"uni"}), n_types=(0,)),
+    OpSpec("exit", Kind.EXIT, "branch", frozenset(), (0,), "the thread exits (9.7.10.8)", n_types=(0,)),
+    # Synchronisation and warp-level (PTX 9.7.13, 9.7.9.6, 9.7.13.9)
+    OpSpec("bar", Kind.BAR, "sync", frozenset(), (1, 2), "CTA barrier: waits until every live thread of the block arrives (9.7.13.1)",
+           mods=frozenset({"sync", "aligned"}), n_types=(0,), required=(frozenset({"sync"}),)),
+    OpSpec("barrier", Kind.BAR, "sync", frozenset(), (1, 2), "CTA barrier, the sm_70+ spelling of bar.sync (9.7.13.1)",
+           mods=frozenset({"sync", "aligned"}), n_types=(0,), required=(frozenset({"sync"}),)),
+    OpSpec("membar", Kind.FENCE, "sync", frozenset(), (0,), "memory barrier; ordering only (9.7.13.4)",
+           mods=frozenset({"cta", "gl", "sys"}), n_types=(0,)),
+    OpSpec("fence", Kind.FENCE, "sync", frozenset(), (0,), "memory fence; ordering only (9.7.13.4)",
+           mods=frozenset({"sc", "acq_rel", "cta", "cluster", "gpu", "sys"}), n_types=(0,)),
+    OpSpec("shfl", Kind.SHFL, "lsu", frozenset({"b32"}), (5,), "d = a from another lane of the warp; p = source lane in range (9.7.9.6)",
+           mods=frozenset({"sync", "up", "down", "bfly", "idx"}), required=(frozenset({"sync"}), frozenset({"up", "down", "bfly", "idx"}))),
+    OpSpec("vote", Kind.VOTE, "alu", frozenset({"pred", "b32"}), (3,), "all/any/uni of a predicate over the warp, or its ballot (9.7.13.9)",
+           mods=frozenset({"sync", "all", "any", "uni", "ballot"}), required=(frozenset({"sync"}), frozenset({"all", "any", "uni", "ballot"}))),
+    OpSpec("activemask", Kind.ACTIVEMASK, "alu", frozenset({"b32"}), (1,), "d = mask of the lanes executing this instruction (9.7.13.10)"),
+]
+
+OPCODES: dict[str, OpSpec] = {row.name: row for row in _ROWS}
+
+
+def lookup(name: str) -> OpSpec | None:
+    """The table row of base opcode ``name``, or ``None`` if unsupported."""
+    return OPCODES.get(name)
