@@ -68,14 +68,14 @@ def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads:
 
 
 def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-                   sm_count: int, max_warps: int, max_steps: int, chunk_threads: int = CHUNK_THREADS) -> LaunchResult:
+                   sm_count: int, max_warps: int, max_steps: int, chunk_threads: int | None = None) -> LaunchResult:
     """Execute every CTA of ``grid``; raise :class:`gpusim.errors.KernelFault` on
     the first fault (memory written before it stays written)."""
     t0 = time.perf_counter()
     n = len(kernel.instrs) + 1
     warp_counts = np.zeros(n, np.int64)
     thread_counts = np.zeros(n, np.int64)
-    per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads)
+    per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
     for first in range(0, grid.n_blocks, per_chunk):
         nb = min(per_chunk, grid.n_blocks - first)
         ChunkExecutor(kernel, grid, first, nb, params, memory, dynamic_shared, (warp_counts, thread_counts),
