@@ -73,9 +73,9 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, filename: str, lines: li
         elif str(tok) == ".func" or str(tok) == "call":
             reason = "device functions (.func / call) are not supported: inline them (nvcc inlines __device__ functions by default)"
         else:
-            expected = sorted(e for e in exc.expected if not e.startswith("__ANON"))
-            hint = f"; expected {', '.join(expected[:8])}" if expected else ""
-            reason = f"unexpected {str(tok)!r}{hint}"
+            expected = sorted(_PUNCT.get(e, e) for e in exc.expected if not e.startswith("__ANON"))
+            hint = f"; expected {' or '.join(expected[:8])}" if expected else ""
+            reason = f"unexpected {str(tok).split()[0] if str(tok).strip() else str(tok)!r}{hint}"
     elif isinstance(exc, lark.exceptions.UnexpectedCharacters):
         reason = f"unexpected character {exc.char!r}"
     else:
@@ -83,8 +83,9 @@ def _syntax_error(exc: lark.exceptions.UnexpectedInput, filename: str, lines: li
     return PTXError(filename, line, col, f"syntax error: {reason}", src)
 
 
-def _tok_str(x) -> str:
-    return str(x)
+_PUNCT = {"COMMA": "','", "SEMICOLON": "';'", "VBAR": "'|'", "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'",
+          "RBRACE": "'}'", "LPAR": "'('", "RPAR": "')'", "COLON": "':'", "PLUS": "'+'", "MINUS": "'-'",
+          "LESSTHAN": "'<'", "MORETHAN": "'>'", "EQUAL": "'='", "AT": "'@'"}
 
 
 class _Builder:
