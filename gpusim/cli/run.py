@@ -1,0 +1,156 @@
+"""``gpusim run``: run suite kernels (default: the seed reductions) or any PTX kernel.
+
+With no arguments it runs the course notes' reductions (v0-v7) on 2**20
+random floats on the default H100 configuration and prints, per kernel, the
+launch shape, the check against the numpy oracle and the instructions
+executed. ``gpusim run FILE.ptx --kernel NAME --grid G --block B --arg ...``
+or ``gpusim run EXPERIMENT.toml`` runs any kernel (see gpusim.experiment).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+import gpusim
+from gpusim.config import parse_override
+from gpusim.errors import GpusimError
+from gpusim.table import format_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run", help="run suite kernels (default: the seed reductions) or a PTX kernel",
+        description="Run kernels in the simulator. Without a FILE: suite cases (default: the reduction "
+                    "sequence on 2**20 random floats). With FILE.ptx or EXPERIMENT.toml: one kernel.")
+    p.add_argument("file", nargs="?", help="a .ptx file (with --kernel ...) or an experiment .toml file")
+    p.add_argument("--case", action="append", default=[], metavar="NAME", help="suite case to run (repeatable)")
+    p.add_argument("--group", action="append", default=[], metavar="GROUP", help="run every case of a suite group")
+    p.add_argument("--all", action="store_true", help="run the whole suite")
+    p.add_argument("--list", action="store_true", help="list the suite cases and exit")
+    p.add_argument("-n", type=int, metavar="N", help="problem size for suite cases (default: each case's)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--gpu", default=None, help="GPU configuration name or TOML path (default h100)")
+    p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help="override a config field")
+    p.add_argument("--kernel", help="kernel (.entry) name, with a .ptx FILE")
+    p.add_argument("--grid", help="grid, e.g. 4096 or 64,64")
+    p.add_argument("--block", help="block, e.g. 256 or 16,16")
+    p.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory per block, bytes")
+    p.add_argument("--arg", action="append", default=[], metavar="SPEC",
+                   help="kernel argument, in order: u32=1024, f32[1024]:random, f32[64,64]:range, ...")
+    p.add_argument("--save", metavar="FILE.npz", help="save the array arguments after the launch")
+    p.add_argument("--force", action="store_true", help="allow --save to overwrite an existing file")
+    p.set_defaults(func=run)
+
+
+def _device(gpu: str | None, sets: list[str], extra: dict | None = None) -> gpusim.Device:
+    overrides = dict(extra or {})
+    overrides.update(parse_override(s) for s in sets)
+    return gpusim.Device(gpu or "h100", overrides=overrides)
+
+
+def _shape(text: str | None, what: str) -> tuple[int, ...]:
+    if not text:
+        raise GpusimError(f"--{what} is required with a .ptx file (e.g. --{what} 256)")
+    try:
+        vals = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise GpusimError(f"--{what} {text!r}: expected integers separated by commas, e.g. 64,64") from None
+    return vals
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.file:
+        return _run_file(args)
+    return _run_suite(args)
+
+
+# ---------------------------------------------------------------- suite cases
+def _run_suite(args: argparse.Namespace) -> int:
+    from gpusim.suite import CASES, check, run_case
+
+    if args.list:
+        rows = [(c.name, c.group, c.kernel, c.default_n, c.n_means, c.doc) for c in CASES.values()]
+        print(format_table(["case", "group", "kernel", "default n", "n means", "teaches"], rows))
+        return 0
+    groups = sorted({c.group for c in CASES.values()})
+    for g in args.group:
+        if g not in groups:
+            raise GpusimError(f"--group {g!r}: no such suite group (groups: {', '.join(groups)})")
+    for c in args.case:
+        if c not in CASES:
+            raise GpusimError(f"--case {c!r}: no such suite case ('gpusim run --list' lists them)")
+    if args.all:
+        cases = list(CASES.values())
+    elif args.case or args.group:
+        cases = [c for c in CASES.values() if c.name in args.case or c.group in args.group]
+    else:
+        cases = [c for c in CASES.values() if c.group == "reduce" and c.name.startswith("reduce_v")]
+    dev = _device(args.gpu, args.set)
+    what = "the seed reductions" if not (args.all or args.case or args.group) else f"{len(cases)} suite case(s)"
+    print(f"gpusim {gpusim.__version__}: {what} on {dev.config.name} (functional mode)\n")
+    rows, failed = [], 0
+    with dev:
+        for case in cases:
+            t0 = time.perf_counter()
+            r = run_case(case, gpusim, args.n, args.seed)
+            seconds = time.perf_counter() - t0
+            ok, msg = check(r)
+            failed += not ok
+            warp = sum(x.metrics["smsp__inst_executed.sum"] for x in r.launches)
+            thread = sum(x.metrics["smsp__thread_inst_executed.sum"] for x in r.launches)
+            n = case.default_n if args.n is None else args.n
+            rows.append((case.name, n, f"{_fmt(r.grid)} x {_fmt(r.block)}", r.shared_mem, len(r.launches),
+                         "ok: " + msg if ok else msg, warp, thread, round(seconds, 3)))
+    print(format_table(["kernel", "n", "grid x block", "dyn smem B", "launches", "check vs numpy oracle",
+                        "warp inst", "thread inst", "host s"], rows))
+    print(f"\n{len(rows) - failed} of {len(rows)} kernels match their oracle. "
+          f"Instructions are Nsight Compute's smsp__inst_executed.sum / smsp__thread_inst_executed.sum.")
+    return 1 if failed else 0
+
+
+def _fmt(dims: tuple) -> str:
+    dims = tuple(dims)
+    while len(dims) > 1 and dims[-1] == 1:
+        dims = dims[:-1]
+    return ",".join(map(str, dims))
+
+
+# ---------------------------------------------------------------- any kernel
+def _run_file(args: argparse.Namespace) -> int:
+    from gpusim.experiment import build_args, load_experiment, parse_arg, summarize
+
+    path = Path(args.file)
+    if path.suffix == ".toml":
+        exp = load_experiment(path)
+        ptx, kernel, grid, block, smem, specs = exp.ptx, exp.kernel, exp.grid, exp.block, exp.shared_mem, exp.args
+        dev = _device(args.gpu or exp.gpu, args.set, exp.overrides)
+        seed = exp.seed
+    elif path.suffix == ".ptx":
+        if not args.kernel:
+            raise GpusimError(f"{path}: say which kernel to run with --kernel NAME")
+        ptx, kernel, smem, seed = path, args.kernel, args.shared_mem, args.seed
+        grid, block = _shape(args.grid, "grid"), _shape(args.block, "block")
+        specs = [parse_arg(a, f"--arg {i}") for i, a in enumerate(args.arg)]
+        dev = _device(args.gpu, args.set)
+    else:
+        raise GpusimError(f"{path}: expected a .ptx or an experiment .toml file")
+    if args.save and Path(args.save).exists() and not args.force:
+        raise GpusimError(f"--save {args.save}: the file exists; pass --force to overwrite it")
+    with dev:
+        k = gpusim.RawModule(path=ptx).get_function(kernel)
+        launch_args, arrays = build_args(specs, np.random.default_rng(seed))
+        res = k(grid, block, tuple(launch_args), shared_mem=smem)
+        print(f"{kernel} on {dev.config.name}: grid {_fmt(res.grid)} x block {_fmt(res.block)}, "
+              f"{smem} B dynamic shared memory, {res.host_seconds:.3f} s simulated on the host\n")
+        print(format_table(["metric", "value"], sorted(res.metrics.items())))
+        if arrays:
+            print()
+            print(format_table(["arg", "shape", "dtype", "min", "max", "mean", "first values"], summarize(arrays)))
+        if args.save:
+            np.savez(args.save, **{f"arg{i}": a.get() for i, a in arrays.items()})
+            print(f"\nsaved the array arguments to {args.save}")
+    return 0
