@@ -48,7 +48,7 @@ class RawModule:
         if path is not None:
             if str(path).endswith(".cubin"):
                 raise GpusimError(f"{path}: gpusim runs PTX, not cubin binaries")
-            self.module: Module = parse_file(path)
+            self.module: Module = _parse_cached(Path(path))
         else:
             if "__global__" in code and ".entry" not in code:
                 raise GpusimError("RawModule(code=...) got CUDA C; gpusim runs PTX: compile it with "
@@ -70,6 +70,22 @@ class RawModule:
     def kernel_names(self) -> list[str]:
         """Names of the module's kernels, in file order."""
         return list(self.module.kernels)
+
+
+_CACHE: dict[tuple[str, int, int], Module] = {}
+
+
+def _parse_cached(path: Path) -> Module:
+    """Parse a PTX file once per (path, size, modification time): modules are
+    read-only after parsing, so kernels loaded twice share one decoded form."""
+    try:
+        st = path.stat()
+    except OSError:
+        return parse_file(path)  # reports the unreadable file
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _CACHE:
+        _CACHE[key] = parse_file(path)
+    return _CACHE[key]
 
 
 def _dims(value, what: str) -> tuple[int, int, int]:
