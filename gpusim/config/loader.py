@@ -1,0 +1,168 @@
+"""Reading GPU configurations from TOML and deriving what-if variants.
+
+Owns: finding a named configuration in the top-level ``configs`` package, parsing
+TOML with the stdlib :mod:`tomllib`, validating it into a
+:class:`~gpusim.config.models.GPUConfig`, dotted-path overrides, and turning
+every failure into a :class:`gpusim.errors.ConfigError` that names the file (or
+override) and the dotted field path.
+
+Must not import: simpy, cupy, or gpusim modules other than
+:mod:`gpusim.config.models` and :mod:`gpusim.errors`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib.resources
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from gpusim.config.models import GPUConfig
+from gpusim.errors import ConfigError
+
+__all__ = ["load", "available", "apply_overrides", "parse_override", "DEFAULT"]
+
+#: The configuration used when none is named.
+DEFAULT = "h100"
+
+_PACKAGE = "configs"
+
+
+def _configs_dir():
+    return importlib.resources.files(_PACKAGE)
+
+
+def available() -> list[str]:
+    """Names of the shipped configurations (the ``configs/*.toml`` stems), sorted."""
+    return sorted(
+        entry.name[: -len(".toml")]
+        for entry in _configs_dir().iterdir()
+        if entry.name.endswith(".toml") and not entry.name.startswith("_")
+    )
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def _format_validation_error(exc: ValidationError, where: str) -> ConfigError:
+    lines = []
+    for err in exc.errors():
+        path = _format_loc(err["loc"])
+        msg = err["msg"]
+        if msg.startswith("Value error, "):
+            msg = msg[len("Value error, ") :]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        elif err["type"] == "missing":
+            msg = "required field is missing"
+        elif "input" in err and not isinstance(err["input"], (dict, list, tuple)):
+            msg = f"{msg} (got {err['input']!r})"
+        lines.append(f"{path}: {msg}" if path else msg)
+    if len(lines) == 1:
+        return ConfigError(f"{where}: {lines[0]}")
+    return ConfigError(f"{where}: {len(lines)} invalid fields:\n  " + "\n  ".join(lines))
+
+
+def _validate(data: Mapping[str, Any], where: str) -> GPUConfig:
+    try:
+        return GPUConfig.model_validate(data)
+    except ValidationError as exc:
+        raise _format_validation_error(exc, where) from None
+
+
+def _load_file(path: Path) -> GPUConfig:
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such configuration file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    return _validate(data, str(path))
+
+
+def load(name_or_path: str | os.PathLike[str] | GPUConfig = DEFAULT) -> GPUConfig:
+    """Load a GPU configuration.
+
+    ``name_or_path`` is a shipped configuration's name (``"h100"``, case-insensitive;
+    see :func:`available`), a path to a user's TOML file (anything ending in
+    ``.toml`` or naming an existing file), or an already-built :class:`GPUConfig`
+    (returned unchanged). Errors raise :class:`gpusim.errors.ConfigError` naming the
+    file and the dotted field path.
+    """
+    if isinstance(name_or_path, GPUConfig):
+        return name_or_path
+    text = os.fspath(name_or_path)
+    candidate = Path(text).expanduser()
+    if text.endswith(".toml") or os.sep in text or candidate.is_file():
+        return _load_file(candidate)
+    name = text.lower()
+    names = available()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(
+            f"unknown GPU configuration {text!r}{hint} (available: {', '.join(names)}; "
+            "or give the path of a .toml file)"
+        )
+    resource = _configs_dir() / f"{name}.toml"
+    with importlib.resources.as_file(resource) as path:
+        return _load_file(Path(path))
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """Parse one ``path=value`` override as given on the command line.
+
+    The value is read as a TOML value (``48``, ``2.5e9``, ``"gto"``, ``[0, 8, 16]``,
+    ``{latency = 4, issue_interval = 1, count = 1}``); a bare word that is not valid
+    TOML is taken as a string (``sm.scheduler.policy=lrr``).
+    """
+    path, sep, raw = text.partition("=")
+    path, raw = path.strip(), raw.strip()
+    if not sep or not path:
+        raise ConfigError(f"override {text!r}: expected PATH=VALUE, e.g. sm.max_warps=48")
+    try:
+        value = tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw
+    return path, value
+
+
+def apply_overrides(cfg: GPUConfig, overrides: Mapping[str, Any]) -> GPUConfig:
+    """Implementation of :meth:`GPUConfig.with_overrides` (dotted path -> value)."""
+    if not overrides:
+        return cfg
+    data = cfg.model_dump(mode="python")
+    for path, value in overrides.items():
+        parts = path.split(".")
+        if not path or any(not p for p in parts):
+            raise ConfigError(f"override {path!r}: not a dotted field path (e.g. sm.max_warps)")
+        node: Any = data
+        for depth, part in enumerate(parts):
+            here = ".".join(parts[: depth + 1])
+            if not isinstance(node, dict):
+                raise ConfigError(
+                    f"override {path!r}: {'.'.join(parts[:depth])} is a value, not a section"
+                )
+            if part not in node:
+                known = sorted(node)
+                close = difflib.get_close_matches(part, known, n=1)
+                prefix = ".".join(parts[:depth])
+                hint = f"; did you mean {(prefix + '.' if prefix else '') + close[0]!r}?" if close else ""
+                raise ConfigError(
+                    f"override {path!r}: unknown field {here!r}{hint} (known here: {', '.join(known)})"
+                )
+            if depth == len(parts) - 1:
+                node[part] = copy.deepcopy(value)
+            else:
+                node = node[part]
+    where = "override " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
+    return _validate(data, where)

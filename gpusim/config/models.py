@@ -1,0 +1,334 @@
+"""The pydantic models of a GPU description (one :class:`GPUConfig` per GPU).
+
+Owns: the schema of a GPU configuration (field names, units, bounds) and the
+cross-field rules that make a configuration self-consistent. Every model is
+frozen and rejects unknown fields (``extra="forbid"``); every field has a
+``description`` that names its unit. Integer fields are strict (a TOML ``1.0``
+or ``true`` is not a register count).
+
+Must not import: simpy, cupy, or any other gpusim module except
+:mod:`gpusim.errors` (the configuration is read by everything, so it depends on
+nothing).
+
+Where the numbers come from is not this module's business: the TOML files in
+the top-level ``configs`` package carry them, each with its source key from
+``shared/reference/hardware-facts.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "UNIT_NAMES",
+    "UnitSpec",
+    "SchedulerSpec",
+    "SMSpec",
+    "SharedMemSpec",
+    "L1Spec",
+    "L2Spec",
+    "DRAMSpec",
+    "GPUConfig",
+]
+
+#: Functional-unit classes, as the ISA's opcode table names them (``isa.Unit``
+#: plus ``fp64``). A configuration must give a :class:`UnitSpec` for each.
+UNIT_NAMES: tuple[str, ...] = ("alu", "fma", "fp64", "sfu", "lsu", "branch", "sync")
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+def _int(description: str, **bounds: Any) -> Any:
+    """A strict integer field (no bool, no float) with a description."""
+    return Field(..., strict=True, description=description, **bounds)
+
+
+class UnitSpec(BaseModel):
+    """One functional-unit class of an SM sub-partition (gem5 ``FUDesc`` style)."""
+
+    model_config = _FROZEN
+
+    latency: int = _int("cycles from issue until a dependent instruction may use the result", ge=1)
+    issue_interval: int = _int(
+        "cycles one pipe of this class is busy per warp instruction (1 = fully pipelined, "
+        "32 lanes/cycle; 2 = 16 lanes/cycle, ...)",
+        ge=1,
+    )
+    count: int = _int("pipes of this class per warp scheduler (SM sub-partition)", ge=1)
+
+
+class SchedulerSpec(BaseModel):
+    """The warp schedulers of one SM."""
+
+    model_config = _FROZEN
+
+    count: int = _int("warp schedulers (= SM sub-partitions, SMSPs) per SM", ge=1)
+    issue_width: int = _int("warp instructions one scheduler issues per cycle", ge=1)
+    policy: Literal["lrr", "gto", "two_level"] = Field(
+        ...,
+        description="warp selection policy of the timing model (a model choice, not a "
+        "hardware fact): loose round robin, greedy-then-oldest, or two-level",
+    )
+
+
+class SMSpec(BaseModel):
+    """Per-SM resource limits (the inputs of the occupancy calculation) and pipelines."""
+
+    model_config = _FROZEN
+
+    max_warps: int = _int("resident warps per SM (maxThreadsPerMultiProcessor / warpSize), warps", ge=1)
+    max_blocks: int = _int("resident thread blocks per SM (maxBlocksPerMultiProcessor), blocks", ge=1)
+    registers: int = _int("32-bit registers per SM (regsPerMultiprocessor), registers", ge=1)
+    max_registers_per_block: int = _int("32-bit registers one block may use (regsPerBlock), registers", ge=1)
+    max_registers_per_thread: int = _int("registers one thread may use, registers", ge=1, le=256)
+    register_alloc_unit: int = _int(
+        "register allocation granularity, registers per warp (a warp gets "
+        "roundup(regs_per_thread * warp_size, this))",
+        ge=1,
+    )
+    register_sub_partitions: int = _int(
+        "register-file sub-partitions per SM; registers are allocated to warps per sub-partition", ge=1
+    )
+    shared_per_sm_bytes: int = _int("shared memory per SM (sharedMemPerMultiprocessor), bytes", ge=0)
+    shared_per_block_bytes: int = _int(
+        "shared memory per block without opt-in (sharedMemPerBlock; the static limit), bytes", ge=0
+    )
+    shared_per_block_optin_bytes: int = _int(
+        "shared memory per block with dynamic opt-in (sharedMemPerBlockOptin), bytes", ge=0
+    )
+    reserved_shared_per_block_bytes: int = _int(
+        "shared memory the driver reserves for every block (reservedSharedMemPerBlock), bytes", ge=0
+    )
+    shared_alloc_granularity_bytes: int = _int("shared-memory allocation granularity per block, bytes", ge=1)
+    shared_carveouts_kib: tuple[int, ...] = Field(
+        ...,
+        min_length=1,
+        description="legal shared-memory carveouts of the unified L1/shared array, KiB, ascending",
+    )
+    barriers_per_block_slot: int = _int(
+        "block barriers available per resident-block slot (cc >= 9 occupancy barrier limit = "
+        "max_blocks * this / barriers per block), barriers",
+        ge=1,
+    )
+    scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
+    units: dict[str, UnitSpec] = Field(
+        ...,
+        description="functional-unit classes keyed by the ISA's unit name: " + ", ".join(UNIT_NAMES),
+    )
+
+    @field_validator("shared_carveouts_kib")
+    @classmethod
+    def _carveouts_ascending(cls, value: tuple[int, ...]) -> tuple[int, ...]:
+        if any(v < 0 for v in value):
+            raise ValueError("carveouts must be >= 0 KiB")
+        if list(value) != sorted(set(value)):
+            raise ValueError(f"carveouts must be strictly ascending, got {list(value)}")
+        return value
+
+    @field_validator("units")
+    @classmethod
+    def _known_units(cls, value: dict[str, UnitSpec]) -> dict[str, UnitSpec]:
+        unknown = sorted(set(value) - set(UNIT_NAMES))
+        if unknown:
+            raise ValueError(
+                f"unknown functional unit(s) {', '.join(map(repr, unknown))}; "
+                f"the unit classes are {', '.join(UNIT_NAMES)}"
+            )
+        missing = [u for u in UNIT_NAMES if u not in value]
+        if missing:
+            raise ValueError(f"missing functional unit(s): {', '.join(missing)}")
+        return value
+
+    @property
+    def max_threads(self) -> int:
+        """Resident threads per SM (``maxThreadsPerMultiProcessor``) = ``max_warps * 32``.
+
+        Derived, not stored, so that a what-if override of ``sm.max_warps`` changes both.
+        """
+        return self.max_warps * GPUConfig.WARP_SIZE
+
+    @property
+    def shared_carveouts_bytes(self) -> tuple[int, ...]:
+        """The legal carveouts in bytes."""
+        return tuple(k * 1024 for k in self.shared_carveouts_kib)
+
+    @property
+    def max_warps_per_scheduler(self) -> int:
+        """Warp slots of one scheduler (``max_warps / scheduler.count``)."""
+        return self.max_warps // self.scheduler.count
+
+
+class SharedMemSpec(BaseModel):
+    """Banked shared memory (timing side; the capacity limits live in :class:`SMSpec`)."""
+
+    model_config = _FROZEN
+
+    banks: int = _int("shared-memory banks", ge=1)
+    bank_width_bytes: int = _int("width of one bank, bytes per bank per cycle", ge=1)
+    latency_cycles: int = _int("load-to-use latency of a conflict-free shared load, SM cycles", ge=1)
+    bytes_per_cycle: int = _int("shared-memory data bandwidth per SM (one wavefront), bytes per cycle", ge=1)
+
+
+class L1Spec(BaseModel):
+    """The per-SM L1 data cache (the part of the unified array not carved out as shared memory)."""
+
+    model_config = _FROZEN
+
+    unified_bytes: int = _int("capacity of the unified L1 + shared-memory array per SM, bytes", ge=1)
+    carveout_kib: int = _int(
+        "shared-memory carveout assumed when sizing L1 (L1 = unified - carveout), KiB; must be "
+        "one of sm.shared_carveouts_kib",
+        ge=0,
+    )
+    line_bytes: int = _int("cache line size, bytes", ge=1)
+    sector_bytes: int = _int("sector size (smallest unit filled from L2), bytes", ge=1)
+    latency_cycles: int = _int("load-to-use latency of a global load that hits in L1, SM cycles", ge=1)
+    mshrs: int = _int("miss-status holding registers (outstanding line misses) per SM, entries", ge=1)
+
+    @property
+    def size_bytes(self) -> int:
+        """L1 data capacity for the configured carveout, bytes."""
+        return self.unified_bytes - self.carveout_kib * 1024
+
+    def size_for_carveout(self, carveout_bytes: int) -> int:
+        """L1 data capacity when ``carveout_bytes`` of the unified array are shared memory."""
+        return self.unified_bytes - carveout_bytes
+
+
+class L2Spec(BaseModel):
+    """The device-wide L2 cache."""
+
+    model_config = _FROZEN
+
+    size_bytes: int = _int("total L2 capacity, bytes", ge=1)
+    line_bytes: int = _int("cache line size, bytes", ge=1)
+    sector_bytes: int = _int("sector size, bytes", ge=1)
+    partitions: int = _int("L2 partitions (near/far halves on A100/H100)", ge=1)
+    slices: int | None = Field(None, strict=True, ge=1, description="L2 slices in total, or null if not modelled")
+    latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles", ge=1)
+    far_latency_cycles: int | None = Field(
+        None,
+        strict=True,
+        ge=1,
+        description="load-to-use latency of an L2 hit in the far partition, SM cycles; null = same as latency_cycles",
+    )
+
+
+class DRAMSpec(BaseModel):
+    """Device memory."""
+
+    model_config = _FROZEN
+
+    bandwidth_bytes_per_s: float = Field(..., gt=0, description="peak DRAM bandwidth, bytes per second")
+    latency_cycles: int = _int("load-to-use latency of a global load that misses L1 and L2, SM cycles", ge=1)
+    access_granularity_bytes: int = _int("smallest DRAM transfer seen from L2, bytes", ge=1)
+    bus_width_bits: int = _int("memory interface width, bits", ge=1)
+
+
+class GPUConfig(BaseModel):
+    """A whole GPU: the attributes the functional engine, the timing model and the
+    occupancy calculator read. Build one with :func:`gpusim.config.load`."""
+
+    model_config = _FROZEN
+
+    #: Every NVIDIA GPU gpusim models has 32-lane warps (the PTX subset assumes it).
+    WARP_SIZE: ClassVar[int] = 32
+
+    name: str = Field(..., min_length=1, description="short configuration name, e.g. 'h100'")
+    description: str = Field(..., description="the product this configuration describes")
+    arch: str = Field(..., pattern=r"^sm_\d+$", description="ptxas target architecture, e.g. 'sm_90'")
+    compute_capability: tuple[int, int] = Field(..., description="(major, minor) compute capability")
+    sm_count: int = _int("streaming multiprocessors (multiProcessorCount), SMs", ge=1)
+    warp_size: Literal[32] = Field(..., description="threads per warp (always 32), threads")
+    clock_hz: float = Field(..., gt=0, description="SM clock (boost), Hz")
+    max_threads_per_block: int = _int("threads per block (maxThreadsPerBlock), threads", ge=1)
+    max_block_dims: tuple[int, int, int] = Field(..., description="maximum block dimensions (x, y, z), threads")
+    max_grid_dims: tuple[int, int, int] = Field(..., description="maximum grid dimensions (x, y, z), blocks")
+    sm: SMSpec = Field(..., description="per-SM limits, schedulers and functional units")
+    shared: SharedMemSpec = Field(..., description="shared-memory banking and timing")
+    l1: L1Spec = Field(..., description="per-SM L1 data cache")
+    l2: L2Spec = Field(..., description="the device-wide L2 cache")
+    dram: DRAMSpec = Field(..., description="device memory (DRAM)")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "GPUConfig":
+        major, minor = self.compute_capability
+        if self.arch != f"sm_{major}{minor}":
+            raise ValueError(
+                f"arch ({self.arch!r}) does not match compute_capability {self.compute_capability} "
+                f"(expected 'sm_{major}{minor}')"
+            )
+        sm = self.sm
+        if sm.max_warps % sm.scheduler.count:
+            raise ValueError(
+                f"sm.max_warps ({sm.max_warps}) must be a multiple of sm.scheduler.count ({sm.scheduler.count})"
+            )
+        if self.max_threads_per_block > sm.max_threads:
+            raise ValueError(
+                f"max_threads_per_block ({self.max_threads_per_block}) exceeds sm.max_warps * warp_size "
+                f"({sm.max_threads}): no block could ever be resident"
+            )
+        if max(self.max_block_dims) > self.max_threads_per_block:
+            raise ValueError(
+                f"max_block_dims {self.max_block_dims} exceed max_threads_per_block ({self.max_threads_per_block})"
+            )
+        if sm.max_registers_per_block > sm.registers:
+            raise ValueError(
+                f"sm.max_registers_per_block ({sm.max_registers_per_block}) exceeds sm.registers ({sm.registers})"
+            )
+        if sm.registers % sm.register_sub_partitions:
+            raise ValueError(
+                f"sm.registers ({sm.registers}) must divide evenly into sm.register_sub_partitions "
+                f"({sm.register_sub_partitions})"
+            )
+        if sm.shared_per_block_bytes > sm.shared_per_block_optin_bytes:
+            raise ValueError(
+                f"sm.shared_per_block_bytes ({sm.shared_per_block_bytes}) exceeds "
+                f"sm.shared_per_block_optin_bytes ({sm.shared_per_block_optin_bytes})"
+            )
+        if sm.shared_per_block_optin_bytes + sm.reserved_shared_per_block_bytes > sm.shared_per_sm_bytes:
+            raise ValueError(
+                f"sm.shared_per_block_optin_bytes + sm.reserved_shared_per_block_bytes "
+                f"({sm.shared_per_block_optin_bytes} + {sm.reserved_shared_per_block_bytes}) exceeds "
+                f"sm.shared_per_sm_bytes ({sm.shared_per_sm_bytes})"
+            )
+        largest = sm.shared_carveouts_bytes[-1]
+        if sm.shared_per_sm_bytes > largest:
+            raise ValueError(
+                f"sm.shared_per_sm_bytes ({sm.shared_per_sm_bytes}) exceeds the largest legal carveout "
+                f"in sm.shared_carveouts_kib ({largest} bytes)"
+            )
+        if largest > self.l1.unified_bytes:
+            raise ValueError(
+                f"the largest carveout in sm.shared_carveouts_kib ({largest} bytes) exceeds "
+                f"l1.unified_bytes ({self.l1.unified_bytes})"
+            )
+        if self.l1.carveout_kib not in sm.shared_carveouts_kib:
+            raise ValueError(
+                f"l1.carveout_kib ({self.l1.carveout_kib}) is not a legal carveout "
+                f"(sm.shared_carveouts_kib = {list(sm.shared_carveouts_kib)})"
+            )
+        for cache, spec in (("l1", self.l1), ("l2", self.l2)):
+            if spec.line_bytes % spec.sector_bytes:
+                raise ValueError(
+                    f"{cache}.line_bytes ({spec.line_bytes}) must be a multiple of "
+                    f"{cache}.sector_bytes ({spec.sector_bytes})"
+                )
+        return self
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> "GPUConfig":
+        """Return a validated copy with dotted-path fields replaced.
+
+        ``cfg.with_overrides({"sm.max_warps": 48, "l2.size_bytes": 25_000_000})``.
+        An unknown path or an invalid value raises :class:`gpusim.errors.ConfigError`
+        naming the dotted field path and the reason; ``self`` is never changed.
+        """
+        from gpusim.config.loader import apply_overrides
+
+        return apply_overrides(self, overrides)
+
+    def summary(self) -> str:
+        """One line naming the GPU, e.g. ``h100 (NVIDIA H100 SXM5 80GB HBM3, sm_90, 132 SMs)``."""
+        return f"{self.name} ({self.description}, {self.arch}, {self.sm_count} SMs)"
