@@ -17,6 +17,7 @@ warp-level instructions, from :mod:`gpusim.functional.memops` and
 
 from __future__ import annotations
 
+import collections
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,6 +78,8 @@ class ChunkExecutor:
         dynamic_shared: bytes of dynamic shared memory per CTA.
         counters: per-PC (warp instructions, thread instructions) int64 arrays,
             shape (len(kernel.instrs),), accumulated in place.
+        stats: launch-wide counters by Nsight Compute metric name, accumulated
+            in place (memory counters of :mod:`gpusim.functional.memops`).
         sm_count: SMs of the simulated GPU (for ``%smid``, ``%nsmid``).
         max_warps: warp slots per SM (for ``%nwarpid``).
         max_steps: steps after which the launch is declared hung.
@@ -84,11 +87,12 @@ class ChunkExecutor:
 
     def __init__(self, kernel: Kernel, grid: Grid, first_block: int, n_blocks: int, params: np.ndarray,
                  memory: GlobalMemory, dynamic_shared: int, counters: tuple[np.ndarray, np.ndarray],
-                 sm_count: int, max_warps: int, max_steps: int):
+                 stats: "collections.Counter[str]", sm_count: int, max_warps: int, max_steps: int):
         self.kernel, self.instrs, self.grid = kernel, kernel.instrs, grid
         self.first_block, self.nb = first_block, n_blocks
         self.params, self.memory = params, memory
         self.warp_counts, self.thread_counts = counters
+        self.stats = stats
         self.sm_count, self.max_warps, self.max_steps = sm_count, max_warps, max_steps
         tpb = grid.threads_per_block
         self.tpbp = grid.warps_per_block * 32

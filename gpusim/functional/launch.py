@@ -8,6 +8,7 @@ Imports numpy, isa and the functional engine; never simpy or cupy.
 
 from __future__ import annotations
 
+import collections
 import time
 from dataclasses import dataclass, field
 
@@ -37,7 +38,14 @@ class LaunchResult:
             ``smsp__inst_executed.sum`` (warp-level instructions executed) and
             ``smsp__thread_inst_executed.sum`` (thread-level: active threads
             summed over executed instructions; predicated-off threads count, as
-            in Nsight Compute).
+            in Nsight Compute), both counted in PTX instructions (the hardware
+            counts SASS instructions, which ptxas makes from them); and the
+            address-pattern counters of loads and stores, which do not depend
+            on timing: ``smsp__inst_executed_op_{global,shared}_{ld,st}.sum``,
+            ``l1tex__t_{requests,sectors}_pipe_lsu_mem_global_op_{ld,st}.sum``,
+            ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`` and
+            ``l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum``
+            (atomics are not included).
         inst_executed: per PTX instruction (PC order), warp-level executions;
             int64 array of shape (number of instructions,).
         thread_inst_executed: the same, thread-level.
@@ -54,6 +62,13 @@ class LaunchResult:
     thread_inst_executed: np.ndarray | None = None
     host_seconds: float = 0.0
     mode: str = "functional"
+
+
+_MEMORY_COUNTERS = (
+    "smsp__inst_executed_op_global", "smsp__inst_executed_op_shared",
+    "l1tex__t_requests_pipe_lsu_mem_global", "l1tex__t_sectors_pipe_lsu_mem_global",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared",
+)
 
 
 def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads: int = CHUNK_THREADS) -> int:
@@ -75,17 +90,20 @@ def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
     n = len(kernel.instrs) + 1
     warp_counts = np.zeros(n, np.int64)
     thread_counts = np.zeros(n, np.int64)
+    stats: collections.Counter[str] = collections.Counter(
+        {f"{unit}_op_{op}.sum": 0 for unit in _MEMORY_COUNTERS for op in ("ld", "st")})
     per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
     for first in range(0, grid.n_blocks, per_chunk):
         nb = min(per_chunk, grid.n_blocks - first)
         ChunkExecutor(kernel, grid, first, nb, params, memory, dynamic_shared, (warp_counts, thread_counts),
-                      sm_count, max_warps, max_steps).run()
+                      stats, sm_count, max_warps, max_steps).run()
     # The last slot counts implicit returns at the end of the kernel.
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared)
     res.inst_executed, res.thread_inst_executed = warp_counts[:-1], thread_counts[:-1]
     res.metrics = {
         "smsp__inst_executed.sum": int(warp_counts.sum()),
         "smsp__thread_inst_executed.sum": int(thread_counts.sum()),
+        **{k: int(v) for k, v in sorted(stats.items())},
     }
     res.host_seconds = time.perf_counter() - t0
     return res

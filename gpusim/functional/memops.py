@@ -2,8 +2,10 @@
 
 Owns: effective-address computation for every state space (param, global,
 shared, local, generic; PTX ISA 9.0 §5.1, §6.4), vector accesses
-(``.v2``/``.v4``), bounds and alignment checks, and atomics with a defined
-serialisation (lanes in ascending thread order). Imports numpy and isa only.
+(``.v2``/``.v4``), bounds and alignment checks, atomics with a defined
+serialisation (lanes in ascending thread order), and the address-pattern
+counters of loads and stores under their Nsight Compute names (costs from
+:mod:`gpusim.memmodel`). Imports numpy, isa and gpusim.memmodel only.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import numpy as np
 
 from gpusim.errors import KernelFault
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, MemoryFault, check_aligned
+from gpusim.memmodel import global_sectors, shared_wavefronts
 from isa import fp
 from isa.ir import Addr, Instr, Reg, Sym, Vec
 from isa.types import TYPES
@@ -123,6 +126,41 @@ def _compose(outer, inner):
     return outer if inner is None else outer[inner]
 
 
+def _by_warp(lanes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Scatter per-lane ``values`` of sorted thread indices ``lanes`` into
+    (W, 32) rows, one per warp touched, with the active mask."""
+    w = lanes >> 5
+    row = np.concatenate(([0], np.cumsum(w[1:] != w[:-1]))) if lanes.size else lanes
+    n_w = int(row[-1]) + 1 if lanes.size else 0
+    out = np.zeros((n_w, 32), values.dtype)
+    act = np.zeros((n_w, 32), np.bool_)
+    out[row, lanes & 31] = values
+    act[row, lanes & 31] = True
+    return out, act
+
+
+def _account(ex: "ChunkExecutor", op: str, space: str, a: np.ndarray, lanes, width: int) -> None:
+    """Add the instruction's warp-level counters (``op`` "ld"/"st") to ``ex.stats``:
+    requests and 32 B sectors of global accesses, wavefronts and bank conflicts
+    of shared accesses (hardware-facts.md §5, §6; Nsight Compute names)."""
+    lanes = np.arange(ex.T) if lanes is None else lanes
+    pieces = _split_generic(a) if space == "generic" else [(space, None, a)]
+    st = ex.stats
+    for sp, sub, addrs in pieces:
+        if sp not in ("global", "shared"):
+            continue
+        rows, act = _by_warp(lanes if sub is None else lanes[sub], addrs)
+        st[f"smsp__inst_executed_op_{sp}_{op}.sum"] += rows.shape[0]
+        if sp == "global":
+            cost = global_sectors(rows, min(width, 16), act)
+            st[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"] += int(cost.requests.sum())
+            st[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"] += int(cost.sectors.sum())
+        else:
+            cost = shared_wavefronts(rows.astype(np.int64), max(4, width), op == "ld", act)
+            st[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] += int(cost.wavefronts.sum())
+            st[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] += int(cost.conflicts.sum())
+
+
 def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
     """``ld``: d = memory[a] (vectors: d_j = memory[a + j * size])."""
     g = ex.guarded(ins, sel)
@@ -139,6 +177,7 @@ def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
             a = effective_addresses(ex, ins, addr, g)
             if k > 1:
                 check_aligned(a, dtype.itemsize * k, space)
+            _account(ex, "ld", space, a, g, dtype.itemsize * k)
             vals = []
             for j in range(k):
                 aj = a + np.uint64(j * dtype.itemsize)
@@ -177,6 +216,7 @@ def store(ex: "ChunkExecutor", ins: Instr, sel) -> None:
             aj = a + np.uint64(j * dtype.itemsize)
             writes.extend((view, idx, vals if lanes is None else vals[lanes])
                           for view, idx, lanes in _parts(ex, space, aj, g, dtype))
+        _account(ex, "st", space, a, g, dtype.itemsize * k)
         for view, idx, vals in writes:
             view[idx] = vals
     ex.advance(sel, ins.index + 1)

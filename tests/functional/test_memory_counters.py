@@ -1,0 +1,72 @@
+"""Functional-mode memory counters equal the H100's Nsight Compute numbers
+for the teaching micro-kernels (hardware-facts.md §5 table, §6 rows)."""
+
+from __future__ import annotations
+
+from math import gcd
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.suite import PTX_DIR
+
+LD_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"
+ST_WF = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum"
+LD_BC = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+SECT = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"
+REQ = "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"
+
+
+def _launch(kernel: str, grid, block, *args):
+    k = gpusim.RawModule(path=PTX_DIR / ("micro_shared.ptx" if kernel.startswith("smem") else "micro_global.ptx"))
+    return k.get_function(kernel)(grid, block, args)
+
+
+@pytest.mark.parametrize("stride", [1, 2, 4, 8, 16, 32, 33, 64])
+def test_u32_shared_stride_wavefronts_are_gcd_of_stride_and_32(dev, stride):
+    # §5: stride 1/2/4/8/16/32 words -> 1/2/4/8/16/32 wavefronts; stride 33 -> 1.
+    words = 64
+    res = _launch("smem_stride_u32", (1,), (32,), gpusim.zeros(32 * words, np.uint32),
+                  gpusim.zeros(32 * words, np.uint32), np.uint32(stride))
+    want = gcd(stride, 32)
+    assert res.metrics[LD_WF] == want and res.metrics[ST_WF] == want
+    assert res.metrics[LD_BC] == want - 1
+    assert res.metrics["smsp__inst_executed_op_shared_ld.sum"] == 1
+
+
+@pytest.mark.parametrize("kernel, stride, wavefronts, conflicts", [
+    # §5 rows: 8-byte t*8, t*16, t*32, t*128 and 16-byte t*16, t*32, t*128 (load side)
+    ("smem_stride_v2_u32", 1, 2, 0), ("smem_stride_v2_u32", 2, 4, 2), ("smem_stride_v2_u32", 4, 8, 6),
+    ("smem_stride_v2_u32", 16, 32, 30),
+    ("smem_stride_v4_u32", 1, 4, 0), ("smem_stride_v4_u32", 2, 8, 4), ("smem_stride_v4_u32", 8, 32, 28),
+])
+def test_vector_shared_accesses_match_the_h100_table(dev, kernel, stride, wavefronts, conflicts):
+    words = 4 * 64
+    res = _launch(kernel, (1,), (32,), gpusim.zeros(32 * words, np.uint32), gpusim.zeros(32 * words, np.uint32),
+                  np.uint32(stride))
+    assert (res.metrics[LD_WF], res.metrics[LD_BC]) == (wavefronts, conflicts)
+
+
+@pytest.mark.parametrize("stride, sectors_per_request", [(1, 4), (2, 8), (4, 16), (8, 32), (32, 32)])
+def test_global_stride_sectors_per_request(dev, stride, sectors_per_request):
+    n = 1024  # 32 full warps
+    res = _launch("gmem_stride_u32", (4,), (256,), gpusim.zeros(n * stride, np.uint32), gpusim.zeros(n, np.uint32),
+                  np.uint32(n), np.uint32(stride))
+    assert res.metrics[REQ] == 32
+    assert res.metrics[SECT] == 32 * sectors_per_request
+
+
+@pytest.mark.parametrize("offset, sectors_per_request", [(0, 4), (1, 5), (8, 4), (31, 5)])
+def test_global_offset_sectors_per_request(dev, offset, sectors_per_request):
+    n = 1024
+    res = _launch("gmem_offset_u32", (4,), (256,), gpusim.zeros(n + 32, np.uint32), gpusim.zeros(n, np.uint32),
+                  np.uint32(n), np.uint32(offset))
+    assert res.metrics[SECT] == 32 * sectors_per_request
+
+
+def test_warp_uniform_load_is_one_sector(dev):
+    n = 1024
+    res = _launch("gmem_uniform_u32", (4,), (256,), gpusim.zeros(n // 32, np.uint32), gpusim.zeros(n, np.uint32),
+                  np.uint32(n))
+    assert (res.metrics[REQ], res.metrics[SECT]) == (32, 32)
