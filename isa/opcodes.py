@@ -194,8 +194,8 @@ def _div(i, a, b):
 def _minmax(f_fp, f_int):
     def fn(i, a, b):
         if _is_float(i.ty):
-            return f_fp(a, b, nan=i.has("NaN"), ty=i.ty)
-        return f_int(a, b, i.ty)
+            return f_fp(a, b, nan=i.has("NaN"), ty=i.ty, ftz=i.has("ftz"))
+        return f_int(a, b, i.ty, relu=i.has("relu"))
     return fn
 
 
@@ -320,7 +320,7 @@ _ROWS = [
     OpSpec("mul24", Kind.ALU, "fma", frozenset({"s32", "u32"}), (3,), "d = low/high 32 bits of 24x24-bit product (9.7.1.5)",
            mods=frozenset({"lo", "hi"}), fn=lambda i, a, b: intops.mul24(a, b, i.ty, _int_mode(i)), sig=_same(2)),
     OpSpec("mad24", Kind.ALU, "fma", frozenset({"s32", "u32"}), (4,), "d = 24x24-bit product + c (9.7.1.6)",
-           mods=frozenset({"lo", "hi", "sat"}), fn=lambda i, a, b, c: intops.mad24(a, b, c, i.ty, _int_mode(i)), sig=_same(3)),
+           mods=frozenset({"lo", "hi", "sat"}), fn=lambda i, a, b, c: intops.mad24(a, b, c, i.ty, _int_mode(i), sat=i.has("sat")), sig=_same(3)),
     OpSpec("sad", Kind.ALU, "alu", INT, (4,), "d = |a - b| + c (9.7.1.7)", fn=lambda i, a, b, c: intops.sad(a, b, c, i.ty), sig=_same(3)),
     OpSpec("div", Kind.ALU, "sfu", INT | FLT, (3,), "d = a / b; integers truncate toward zero (9.7.1.8, 9.7.3.6)",
            mods=ROUND | {"ftz", "approx", "full"}, fn=_div, sig=_same(2)),
