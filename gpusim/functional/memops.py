@@ -126,12 +126,18 @@ def _compose(outer, inner):
     return outer if inner is None else outer[inner]
 
 
-def _by_warp(lanes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Scatter per-lane ``values`` of sorted thread indices ``lanes`` into
-    (W, 32) rows, one per warp touched, with the active mask."""
+_LANE_BYTES = {w: np.arange(32, dtype=np.int64) * w for w in (4, 8, 16)}
+
+
+def _by_warp(lanes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Per-lane ``values`` of sorted thread indices ``lanes`` as (W, 32) rows,
+    one per warp touched, and the active mask (``None``: every lane active)."""
+    n = lanes.size
+    if n % 32 == 0 and n and lanes[0] % 32 == 0 and lanes[-1] - lanes[0] == n - 1:
+        return values.reshape(-1, 32), None  # whole, consecutive warps
     w = lanes >> 5
-    row = np.concatenate(([0], np.cumsum(w[1:] != w[:-1]))) if lanes.size else lanes
-    n_w = int(row[-1]) + 1 if lanes.size else 0
+    row = np.concatenate(([0], np.cumsum(w[1:] != w[:-1]))) if n else lanes
+    n_w = int(row[-1]) + 1 if n else 0
     out = np.zeros((n_w, 32), values.dtype)
     act = np.zeros((n_w, 32), np.bool_)
     out[row, lanes & 31] = values
@@ -155,10 +161,25 @@ def _account(ex: "ChunkExecutor", op: str, space: str, a: np.ndarray, lanes, wid
             cost = global_sectors(rows, min(width, 16), act)
             st[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"] += int(cost.requests.sum())
             st[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"] += int(cost.sectors.sum())
-        else:
-            cost = shared_wavefronts(rows.astype(np.int64), max(4, width), op == "ld", act)
-            st[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] += int(cost.wavefronts.sum())
-            st[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] += int(cost.conflicts.sum())
+            continue
+        width = max(4, width)
+        rows = rows.astype(np.int64)
+        wavefronts = conflicts = 0
+        if width in _LANE_BYTES:
+            # Fast path: full warps reading consecutive elements are conflict-free
+            # (128 / width lanes per wavefront; §5 rule 3).
+            plain = (rows == rows[:, :1] + _LANE_BYTES[width]).all(axis=1)
+            if act is not None:
+                plain &= act.all(axis=1)
+            wavefronts += int(plain.sum()) * (width // 4)
+            rows = rows[~plain]
+            act = None if act is None else act[~plain]
+        if rows.shape[0]:
+            cost = shared_wavefronts(rows, width, op == "ld", act)
+            wavefronts += int(cost.wavefronts.sum())
+            conflicts += int(cost.conflicts.sum())
+        st[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] += wavefronts
+        st[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] += conflicts
 
 
 def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
