@@ -15,8 +15,9 @@ from gpusim.functional.memory import GlobalMemory
 
 __all__ = ["Device", "get_device", "MODES"]
 
-#: Engine modes. ``"timing"`` (the SimPy timing model) arrives with issue 4.
-MODES = ("functional",)
+#: Engine modes: ``"functional"`` (results and instruction counts) and ``"timing"``
+#: (the SimPy cycle model of :mod:`gpusim.timing`, which also computes the results).
+MODES = ("functional", "timing")
 
 _stack: list["Device"] = []
 _default: "Device | None" = None
@@ -30,11 +31,20 @@ class Device:
             :func:`gpusim.config.available`), a path to a TOML file, or a
             :class:`gpusim.config.GPUConfig`.
         mode: the engine: ``"functional"`` computes results and instruction
-            counts.
+            counts; ``"timing"`` also simulates every SM cycle by cycle and
+            reports cycles, stall reasons and cache counters (slower: about
+            10^4 to 10^5 warp instructions per second).
         overrides: what-if changes to the configuration, by dotted field path
             (``{"sm.max_warps": 48}``).
         max_steps: a launch that needs more instruction steps than this per
             chunk of CTAs is reported as hung (a spin loop, a missed exit).
+        max_cycles: timing mode: a launch still running after this many SM
+            cycles is reported as hung, naming its waiting warps and their PCs.
+        record_events: timing mode: keep one event per issued warp instruction
+            in the launch result (for timelines).
+        regs_per_thread: registers per thread for the occupancy of timing-mode
+            launches; ``None`` asks ``ptxas -v`` (see :mod:`gpusim.ptxas`) and,
+            where there is no ptxas, assumes 32 with a warning.
 
     Raises:
         gpusim.errors.ConfigError: unknown configuration or bad override.
@@ -45,20 +55,26 @@ class Device:
     """
 
     def __init__(self, gpu: str | Any = _config.DEFAULT, mode: str = "functional", *,
-                 overrides: Mapping[str, Any] | None = None, max_steps: int = 5_000_000):
+                 overrides: Mapping[str, Any] | None = None, max_steps: int = 5_000_000,
+                 max_cycles: int = 50_000_000, record_events: bool = False, regs_per_thread: int | None = None):
         if mode not in MODES:
-            if mode == "timing":
-                raise GpusimError("mode='timing' is not available yet: the SimPy timing engine is a later "
-                                  "milestone; use mode='functional'")
             raise GpusimError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         cfg = gpu if isinstance(gpu, _config.GPUConfig) else _config.load(gpu)
         if overrides:
             cfg = cfg.with_overrides(dict(overrides))
         if int(max_steps) < 1:
             raise GpusimError(f"max_steps must be a positive integer, got {max_steps!r}")
+        if int(max_cycles) < 1:
+            raise GpusimError(f"max_cycles must be a positive integer, got {max_cycles!r}")
+        if regs_per_thread is not None and not 1 <= int(regs_per_thread) <= cfg.sm.max_registers_per_thread:
+            raise GpusimError(f"regs_per_thread must be 1..{cfg.sm.max_registers_per_thread} on {cfg.name}, "
+                              f"got {regs_per_thread!r}")
         self.config = cfg
         self.mode = mode
         self.max_steps = int(max_steps)
+        self.max_cycles = int(max_cycles)
+        self.record_events = bool(record_events)
+        self.regs_per_thread = None if regs_per_thread is None else int(regs_per_thread)
         self.memory = GlobalMemory()
 
     def __enter__(self) -> "Device":

@@ -3,12 +3,15 @@
 Owns: loading a PTX file or text, looking kernels up by name, checking a
 launch the way the CUDA driver does (block and grid limits, shared memory,
 ``.reqntid``/``.maxntid``, argument count and widths) and packing arguments
-into the parameter buffer. Imports isa, the device and the functional engine;
-never simpy or cupy.
+into the parameter buffer, and handing the launch to the engine of the
+device's mode. Imports isa, the device, the occupancy calculator, ptxas and
+both engines; never cupy.
 """
 
 from __future__ import annotations
 
+import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,6 +22,9 @@ from gpusim.errors import GpusimError, LaunchError
 from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, run_functional
 from gpusim.ndarray import ndarray
+from gpusim.occupancy import max_active_blocks
+from gpusim.ptxas import PtxasError, resource_usage
+from gpusim.timing import run_timing
 from isa import parse, parse_file
 from isa.ir import Kernel, Module, Param
 
@@ -113,6 +119,7 @@ class RawKernel:
     def __init__(self, module: RawModule, kernel: Kernel):
         self.module, self.kernel, self.name = module, kernel, kernel.name
         self._max_dynamic: int | None = None
+        self._regs: dict[str, int] = {}
 
     @property
     def shared_size_bytes(self) -> int:
@@ -163,8 +170,38 @@ class RawKernel:
         g = Grid(_dims(grid, "grid"), _dims(block, "block"))
         self._check_launch(dev, g, int(shared_mem))
         params = self._pack(dev, args)
+        if dev.mode == "timing":
+            occ = max_active_blocks(dev.config, g.threads_per_block, self._registers(dev),
+                                    self.kernel.static_shared_bytes, int(shared_mem),
+                                    max(int(shared_mem), self.max_dynamic_shared_size_bytes))
+            res = run_timing(self.kernel, g, params, dev.memory, int(shared_mem), dev.config, occ, dev.max_cycles,
+                             dev.record_events)
+            res.occupancy = occ
+            return res
         return run_functional(self.kernel, g, params, dev.memory, int(shared_mem), dev.config.sm_count,
                               dev.config.sm.max_warps, dev.max_steps)
+
+    def _registers(self, dev: Device) -> int:
+        """Registers per thread for the occupancy: the device's override, else ``ptxas -v``
+        for the device's architecture, else 32 (with a warning)."""
+        if dev.regs_per_thread is not None:
+            return dev.regs_per_thread
+        key = dev.config.arch
+        if key not in self._regs:
+            try:
+                path = self.module.module.path
+                if not Path(path).is_file():
+                    tmp = tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False)
+                    with tmp:
+                        tmp.write("\n".join(self.module.module.source_lines))
+                    path = tmp.name
+                self._regs[key] = resource_usage(path, dev.config)[self.name].registers
+            except PtxasError as exc:
+                warnings.warn(f"{self.name}: no register count from ptxas ({exc}); timing mode assumes 32 "
+                              f"registers per thread (pass gpusim.Device(regs_per_thread=...) to choose)",
+                              stacklevel=3)
+                self._regs[key] = 32
+        return self._regs[key]
 
     # ---------------------------------------------------------------- checks
     def _check_launch(self, dev: Device, g: Grid, shared_mem: int) -> None:

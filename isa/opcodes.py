@@ -100,6 +100,12 @@ def _unit_mul(i) -> str:
     return "fp64" if i.ty == "f64" else "fma"
 
 
+def _unit_ld(i) -> str:
+    # ptxas turns ld.param/ld.const into constant-bank operands (c[0x0][...]) of ALU
+    # instructions or ULDC/LDC: no load/store pipe, no memory latency.
+    return "alu" if i.has("param") or i.has("const") or i.has("param::entry") else "lsu"
+
+
 @dataclass(frozen=True, slots=True)
 class OpSpec:
     """One row of the opcode table.
@@ -395,7 +401,7 @@ _ROWS = [
     OpSpec("cvta", Kind.CVTA, "alu", frozenset({"u32", "u64"}), (2,), "convert between generic and state-space addresses (9.7.9.19)",
            mods=frozenset({"to", "global", "shared", "local", "const", "param", "shared::cta"}),
            required=(frozenset({"global", "shared", "local", "const", "param", "shared::cta"}),)),
-    OpSpec("ld", Kind.LD, "lsu", ALL, (2,), "d = memory[a]; .v2/.v4 load vectors (9.7.9.8)",
+    OpSpec("ld", Kind.LD, _unit_ld, ALL, (2,), "d = memory[a]; .v2/.v4 load vectors (9.7.9.8)",
            mods=SPACES | SCOPES | MEM_ORDER | CACHE_OPS | {"v2", "v4", "hints"}),
     OpSpec("st", Kind.ST, "lsu", ALL - {"pred"}, (2,), "memory[a] = b (9.7.9.10)",
            mods=SPACES | SCOPES | MEM_ORDER | CACHE_OPS | {"v2", "v4", "hints"}),

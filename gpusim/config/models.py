@@ -208,6 +208,8 @@ class L2Spec(BaseModel):
     partitions: int = _int("L2 partitions (near/far halves on A100/H100)", ge=1)
     slices: int | None = Field(None, strict=True, ge=1, description="L2 slices in total, or null if not modelled")
     latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles", ge=1)
+    bandwidth_bytes_per_s: float = Field(
+        ..., gt=0, description="L2 data bandwidth of the whole device (all slices), bytes per second")
     far_latency_cycles: int | None = Field(
         None,
         strict=True,

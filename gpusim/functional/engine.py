@@ -85,6 +85,10 @@ class ChunkExecutor:
         max_steps: steps after which the launch is declared hung.
     """
 
+    #: When a list, memory instructions append their :class:`gpusim.functional.memops.Access`
+    #: records to it (the timing engine's view of an instruction); ``None`` records nothing.
+    accesses: list | None = None
+
     def __init__(self, kernel: Kernel, grid: Grid, first_block: int, n_blocks: int, params: np.ndarray,
                  memory: GlobalMemory, dynamic_shared: int, counters: tuple[np.ndarray, np.ndarray],
                  stats: "collections.Counter[str]", sm_count: int, max_warps: int, max_steps: int):

@@ -50,7 +50,18 @@ class LaunchResult:
             int64 array of shape (number of instructions,).
         thread_inst_executed: the same, thread-level.
         host_seconds: wall-clock time the simulation took.
-        mode: ``"functional"``.
+        mode: ``"functional"`` or ``"timing"``.
+        cycles: timing mode: SM cycles from launch to the last CTA's end
+            (``sm__cycles_elapsed.avg``); ``None`` in functional mode.
+        stalls: timing mode: per PTX instruction (PC order), warp-cycles spent in
+            each warp state (``selected``, ``not_selected``, ``long_scoreboard``...,
+            :data:`gpusim.timing.sm.REASONS`) while that instruction was the warp's
+            next one; int64 arrays of shape (number of instructions,).
+        events: timing mode with ``Device(record_events=True)``: one tuple
+            ``(cycle, sm, warp slot, linear CTA id, pc, active threads)`` per issued
+            warp instruction, in issue order.
+        occupancy: timing mode: the launch's theoretical occupancy
+            (:class:`gpusim.occupancy.OccupancyResult`).
     """
 
     kernel: str
@@ -62,6 +73,10 @@ class LaunchResult:
     thread_inst_executed: np.ndarray | None = None
     host_seconds: float = 0.0
     mode: str = "functional"
+    cycles: int | None = None
+    stalls: dict[str, np.ndarray] | None = None
+    events: list | None = None
+    occupancy: object | None = None
 
 
 _MEMORY_COUNTERS = (

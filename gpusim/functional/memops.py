@@ -10,6 +10,7 @@ counters of loads and stores under their Nsight Compute names (costs from
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,9 +25,32 @@ from isa.types import TYPES
 if TYPE_CHECKING:  # pragma: no cover
     from gpusim.functional.engine import ChunkExecutor
 
-__all__ = ["load", "store", "atomic", "state_space", "effective_addresses"]
+__all__ = ["Access", "load", "store", "atomic", "state_space", "effective_addresses"]
 
 _SPACES = ("global", "shared", "local", "param", "const")
+
+
+@dataclass(slots=True)
+class Access:
+    """One memory instruction's accesses to one state space, as the timing
+    engine consumes them (recorded only when ``ex.accesses`` is a list).
+
+    Attributes:
+        op: ``"ld"``, ``"st"`` or ``"atom"`` (``atom`` and ``red``).
+        space: ``"global"``, ``"shared"`` or ``"local"`` (generic addresses are split).
+        addrs: uint64 byte addresses in that space, one per lane of ``lanes``.
+        lanes: thread indices (of the executor) performing the access.
+        width: bytes per lane (element size times vector length).
+        wavefronts: shared-memory wavefronts of the access (hardware-facts.md §5),
+            or ``None`` where not computed (non-shared spaces, atomics).
+    """
+
+    op: str
+    space: str
+    addrs: np.ndarray
+    lanes: np.ndarray
+    width: int
+    wavefronts: int | None = None
 
 
 def state_space(ins: Instr) -> str:
@@ -153,6 +177,8 @@ def _account(ex: "ChunkExecutor", op: str, space: str, a: np.ndarray, lanes, wid
     pieces = _split_generic(a) if space == "generic" else [(space, None, a)]
     st = ex.stats
     for sp, sub, addrs in pieces:
+        if ex.accesses is not None:
+            ex.accesses.append(Access(op, sp, addrs, lanes if sub is None else lanes[sub], width))
         if sp not in ("global", "shared"):
             continue
         rows, act = _by_warp(lanes if sub is None else lanes[sub], addrs)
@@ -178,6 +204,8 @@ def _account(ex: "ChunkExecutor", op: str, space: str, a: np.ndarray, lanes, wid
             cost = shared_wavefronts(rows, width, op == "ld", act)
             wavefronts += int(cost.wavefronts.sum())
             conflicts += int(cost.conflicts.sum())
+        if ex.accesses is not None:
+            ex.accesses[-1].wavefronts = wavefronts
         st[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] += wavefronts
         st[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] += conflicts
 
@@ -308,6 +336,10 @@ def atomic(ex: "ChunkExecutor", ins: Instr, sel) -> None:
         b = ex.read(rest[0], ty, g)
         c = ex.read(rest[1], ty, g) if len(rest) > 1 else None
         a = effective_addresses(ex, ins, addr, g)
+        if ex.accesses is not None:
+            lanes = np.arange(ex.T) if g is None else g
+            ex.accesses.extend(Access("atom", sp, addrs, lanes if sub is None else lanes[sub], dtype.itemsize)
+                               for sp, sub, addrs in (_split_generic(a) if space == "generic" else [(space, None, a)]))
         old = np.empty(ex.count(g), dtype)
         for view, idx, lanes in list(_parts(ex, space, a, g, dtype)):
             if lanes is None:

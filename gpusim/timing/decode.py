@@ -1,0 +1,113 @@
+"""Static timing facts of each instruction of a kernel, computed once per launch.
+
+Owns: :class:`Timed`, per PC: the functional-unit class (from the opcode table,
+``OpSpec.unit_of``) with its latency and issue interval (from the GPU config,
+keyed by unit name), the registers the instruction reads and writes (the
+scoreboard's view), and the stall reason a consumer of its results reports
+while waiting (Nsight Compute's warp-state names, NCU #warp-stall-reasons):
+
+* ``long_scoreboard``: results of global or local memory (the L1TEX path);
+* ``short_scoreboard``: results of MIO operations: shared memory, shuffles,
+  and the special-function unit (MUFU);
+* ``wait``: results of fixed-latency pipes (ALU, FMA, FP64), whose
+  dependencies the compiler encodes as fixed stall counts.
+
+Imports isa and gpusim.config only; never simpy or cupy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpusim.config import GPUConfig
+from isa.ir import Addr, Instr, Kernel, PredPair, Reg, Vec
+from isa.opcodes import Kind
+
+__all__ = ["Timed", "decode", "EXIT"]
+
+#: Kinds whose first operand is a destination register.
+_WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK}
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """Timing facts of one PC.
+
+    Attributes:
+        pc: the instruction's index; ``len(kernel.instrs)`` for the implicit return.
+        kind: the opcode table's execution kind.
+        unit: functional-unit class name (a key of ``config.sm.units``).
+        latency: cycles until a dependent instruction may use a fixed-latency result.
+        interval: cycles the unit's pipe stays busy per warp instruction.
+        regs: registers read or written (a later instruction waits until each is ready).
+        writes: registers written.
+        reason: stall reason of an instruction waiting for this one's results.
+        space: state space of a memory instruction (``"global"``, ``"shared"``,
+            ``"local"``, ``"param"``, ``"generic"``), else ``""``.
+        cache_l1: loads that may be cached in L1 (not ``.cg``/``.cv``/``.volatile``).
+    """
+
+    pc: int
+    kind: Kind
+    unit: str
+    latency: int
+    interval: int
+    regs: tuple[str, ...]
+    writes: tuple[str, ...]
+    reason: str
+    space: str = ""
+    cache_l1: bool = True
+
+
+def _names(op) -> list[str]:
+    if isinstance(op, Reg):
+        return [op.name]
+    if isinstance(op, Addr):
+        return [op.base.name] if isinstance(op.base, Reg) else []
+    if isinstance(op, Vec):
+        return [r.name for r in op.items if r is not None]
+    if isinstance(op, PredPair):
+        return [r.name for r in (op.first, op.second) if r is not None]
+    return []
+
+
+def _space(ins: Instr) -> str:
+    for m in ins.mods:
+        s = m.split("::")[0]
+        if s in ("global", "shared", "local", "param", "const"):
+            return s
+    return "generic"
+
+
+def _one(ins: Instr, cfg: GPUConfig) -> Timed:
+    kind = ins.spec.kind
+    unit = ins.spec.unit_of(ins)
+    ops = ins.operands
+    writes = _names(ops[0]) if kind in _WRITES_FIRST or (kind is Kind.ATOM and ins.op == "atom") else []
+    reads = [n for op in (ops[1:] if writes else ops) for n in _names(op)]
+    if ins.guard is not None:
+        reads.append(ins.guard.name)
+    space = _space(ins) if kind in (Kind.LD, Kind.ST, Kind.ATOM) else ""
+    spec = cfg.sm.units[unit]
+    if space in ("global", "local", "generic"):
+        reason = "long_scoreboard"
+    elif space == "shared" or kind is Kind.SHFL or unit == "sfu":
+        reason = "short_scoreboard"
+    else:
+        reason = "wait"
+    cache_l1 = not any(m in ins.mods for m in ("cg", "cv", "volatile"))
+    return Timed(ins.index, kind, unit, spec.latency, spec.issue_interval, tuple(dict.fromkeys(reads + writes)),
+                 tuple(writes), reason, space, cache_l1)
+
+
+def decode(kernel: Kernel, cfg: GPUConfig) -> list[Timed]:
+    """:class:`Timed` for every PC of ``kernel``, plus one for the implicit return."""
+    out = [_one(ins, cfg) for ins in kernel.instrs]
+    out.append(EXIT(len(kernel.instrs), cfg))
+    return out
+
+
+def EXIT(pc: int, cfg: GPUConfig) -> Timed:
+    """The implicit return after the last instruction (a branch-unit instruction)."""
+    b = cfg.sm.units["branch"]
+    return Timed(pc, Kind.EXIT, "branch", b.latency, b.issue_interval, (), (), "wait")

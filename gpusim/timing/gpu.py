@@ -1,0 +1,197 @@
+"""A timing-mode launch: the GPU built from its configuration, the CTA
+dispatcher, the SimPy run, and the launch's metrics.
+
+Owns: :class:`Launch` (one kernel launch on the timing model) and
+:func:`run_timing`. CTAs are placed like the hardware's block scheduler does:
+first one per SM in SM order, round after round, up to the occupancy limit of
+the configuration (:func:`gpusim.occupancy.max_active_blocks`, the
+``cuda_occupancy.h`` algorithm); afterwards each finished CTA's SM takes the
+next CTA of the grid ``CTA_LAUNCH_CYCLES`` later, so a grid larger than one
+wave runs in waves. A warp idles only as long as something keeps it from
+issuing: SimPy wakes schedulers at the cycles they can issue again, so idle
+time is skipped rather than ticked.
+
+Imports simpy, numpy, gpusim.config, gpusim.occupancy, gpusim.functional and
+the timing package's own modules; never cupy.
+"""
+
+from __future__ import annotations
+
+import collections
+import time
+
+import numpy as np
+import simpy
+
+from gpusim.config import GPUConfig
+from gpusim.errors import KernelFault, LaunchError
+from gpusim.functional.engine import Grid
+from gpusim.functional.launch import LaunchResult
+from gpusim.functional.memory import GlobalMemory
+from gpusim.functional.warpstep import DONE, CTAStepper
+from gpusim.occupancy import OccupancyResult
+from gpusim.timing.decode import decode
+from gpusim.timing.memsys import MemorySystem
+from gpusim.timing.sm import CTA, REASONS, SM
+from isa.ir import Kernel
+
+__all__ = ["Launch", "run_timing", "CTA_LAUNCH_CYCLES", "STALL_METRIC"]
+
+#: Cycles between a CTA's retirement and the start of the next CTA on that SM (ASSUMED).
+CTA_LAUNCH_CYCLES = 20
+#: Nsight Compute name of the warp-state sample count of a stall reason.
+STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
+
+
+class Launch:
+    """One kernel launch on the timing model.
+
+    Args:
+        kernel, grid, params, memory, dynamic_shared: the launch, as for the functional engine.
+        cfg: the GPU configuration.
+        occ: the launch's theoretical occupancy (blocks per SM; must be >= 1).
+        max_cycles: the launch fails after this many cycles (spin loops, deadlocks).
+        record_events: keep ``(cycle, sm, warp slot, cta, pc, active threads)`` per issue in ``events``.
+    """
+
+    def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False):
+        self.kernel, self.grid, self.params, self.memory = kernel, grid, params, memory
+        self.dynamic_shared, self.cfg, self.occ, self.max_cycles = dynamic_shared, cfg, occ, max_cycles
+        self.env = simpy.Environment()
+        self.timed = decode(kernel, cfg)
+        n = len(kernel.instrs) + 1
+        self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
+        self.stats: collections.Counter[str] = collections.Counter()
+        self.stalls = np.zeros((n, len(REASONS)), np.int64)
+        self.events: list | None = [] if record_events else None
+        self.branches = self.divergent_branches = 0
+        carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
+        self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
+        self.next_block = 0
+        self.retired = 0
+        self._age = 0
+        self.done = self.env.event()
+        self.sms = [SM(self, i) for i in range(cfg.sm_count)]
+
+    def next_age(self) -> int:
+        self._age += 1
+        return self._age
+
+    # ---------------------------------------------------------------- CTAs
+    def _start_cta(self, sm: SM, now: int) -> None:
+        b = self.next_block
+        self.next_block += 1
+        wpb = self.grid.warps_per_block
+        slots, sm.free_slots = sm.free_slots[:wpb], sm.free_slots[wpb:]
+        stepper = CTAStepper(self.kernel, self.grid, b, self.params, self.memory, self.dynamic_shared,
+                             self.counters, self.stats, self.cfg.sm_count, self.cfg.sm.max_warps, sm.index,
+                             slots[0], lambda: self.env.now)
+        sm.add_cta(CTA(b, stepper, sm, slots, now), now)
+
+    def cta_done(self, sm: SM, cta: CTA, now: int) -> None:
+        """Called by ``sm`` when ``cta``'s last warp exits."""
+        self.retired += 1
+        if self.retired == self.grid.n_blocks:
+            self.done.succeed()
+        elif self.next_block < self.grid.n_blocks:
+            self.env.process(self._delayed_start(sm))
+
+    def _delayed_start(self, sm: SM):
+        yield self.env.timeout(CTA_LAUNCH_CYCLES)
+        self._start_cta(sm, self.env.now)
+
+    # ---------------------------------------------------------------- run
+    def run(self) -> int:
+        """Simulate to the end; return the cycles the kernel took.
+
+        Raises:
+            gpusim.errors.KernelFault: a functional fault, a deadlock, or more than ``max_cycles`` cycles.
+        """
+        for _ in range(self.occ.blocks_per_sm):
+            for sm in self.sms:
+                if self.next_block < self.grid.n_blocks:
+                    self._start_cta(sm, 0)
+        limit = self.env.timeout(self.max_cycles)
+        try:
+            self.env.run(until=self.done | limit)
+        except RuntimeError as exc:  # SimPy: no events left although CTAs remain
+            if "until" not in str(exc):
+                raise
+            self._stuck("deadlock: no warp can ever issue again")
+        if not self.done.triggered:
+            self._stuck(f"no completion after {self.max_cycles} cycles; it is probably stuck in a loop "
+                        f"(raise gpusim.Device(max_cycles=...) if the kernel is just long)")
+        return int(self.env.now)
+
+    def _stuck(self, why: str):
+        waiting = []
+        for sm in self.sms:
+            for cta in sm.ctas:
+                for w in cta.warps:
+                    if not w.done:
+                        pc = w.cta.stepper.bar_pc[w.wid * 32:w.wid * 32 + 32].max() if w.pc == DONE else w.pc
+                        ins = self.kernel.instrs[min(int(pc), len(self.kernel.instrs) - 1)]
+                        state = "at bar.sync" if w.pc == DONE else "running"
+                        waiting.append(f"block {self.grid.block_coords(cta.block)} warp {w.wid} {state} "
+                                       f"(PTX line {ins.loc.line}: {ins.to_ptx()})")
+        shown = "; ".join(waiting[:8]) + (f"; and {len(waiting) - 8} more" if len(waiting) > 8 else "")
+        raise KernelFault(f"kernel {self.kernel.name}: {why} at cycle {int(self.env.now)}. Waiting warps: {shown}")
+
+    # ---------------------------------------------------------------- metrics
+    def metrics(self, cycles: int) -> dict[str, float]:
+        """The launch's counters under Nsight Compute names (hardware-facts.md §7)."""
+        cfg = self.cfg
+        for sm in self.sms:
+            sm._mark(cycles, 0)
+        active = sum(sm.active_cycles for sm in self.sms)
+        warp_cycles = sum(sm.warp_cycles for sm in self.sms)
+        warps, threads = self.counters
+        m: dict[str, float] = {
+            "sm__cycles_elapsed.avg": cycles,
+            "sm__cycles_active.avg": active / cfg.sm_count,
+            "gpu__time_duration.sum": cycles / cfg.clock_hz * 1e9,
+            "smsp__inst_executed.sum": int(warps.sum()),
+            "smsp__thread_inst_executed.sum": int(threads.sum()),
+            "sm__warps_active.avg.pct_of_peak_sustained_active":
+                100.0 * warp_cycles / (active * cfg.sm.max_warps) if active else 0.0,
+            "sm__maximum_warps_per_active_cycle_pct": self.occ.occupancy_pct,
+            "smsp__sass_average_branch_targets_threads_uniform.pct":
+                100.0 * (self.branches - self.divergent_branches) / self.branches if self.branches else 100.0,
+            "smsp__sass_branch_targets.sum": self.branches,
+            "smsp__sass_branch_targets_threads_divergent.sum": self.divergent_branches,
+        }
+        m.update({k: int(v) for k, v in sorted(self.stats.items())})
+        m.update(self.mem.metrics())
+        totals = self.stalls.sum(axis=0)
+        for r, v in zip(REASONS, totals):
+            m[STALL_METRIC.format(r)] = int(v)
+        return m
+
+
+def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+               cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False) -> LaunchResult:
+    """Simulate one launch cycle by cycle; return its :class:`LaunchResult` (mode ``"timing"``).
+
+    ``occ`` is the launch's occupancy (:func:`gpusim.occupancy.max_active_blocks`).
+
+    Raises:
+        gpusim.errors.LaunchError: no CTA fits on an SM (CUDA's "too many resources requested for launch").
+        gpusim.errors.KernelFault: a fault, a deadlock or a launch longer than ``max_cycles``.
+    """
+    if occ.blocks_per_sm < 1:
+        raise LaunchError(f"{kernel.name}: not even one block of {grid.threads_per_block} threads fits on an SM of "
+                          f"{cfg.name} ({occ.reason or 'limited by ' + occ.limited_by}) "
+                          f"(CUDA error: too many resources requested for launch)")
+    t0 = time.perf_counter()
+    launch = Launch(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events)
+    cycles = launch.run()
+    res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
+    warps, threads = launch.counters
+    res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]
+    res.metrics = launch.metrics(cycles)
+    res.cycles = cycles
+    res.stalls = {r: launch.stalls[:-1, i] for i, r in enumerate(REASONS)}
+    res.events = launch.events
+    res.host_seconds = time.perf_counter() - t0
+    return res

@@ -1,0 +1,350 @@
+"""One streaming multiprocessor of the timing model: warp slots, four warp
+schedulers (SMSPs) with their scoreboards and pipes, the shared-memory data
+stage, and the stall accounting of every warp.
+
+Owns: when each warp instruction issues and why a warp did not issue earlier.
+A warp instruction is executed by the functional engine
+(:class:`gpusim.functional.warpstep.CTAStepper`) at the cycle it issues; this
+module uses only the outcome (active lanes, addresses, next PC, barrier).
+
+The model (hardware-facts.md section numbers; MEAS = measured on the H100):
+
+* Warps go to schedulers by warp slot modulo ``sm.scheduler.count`` (§1, JIA18).
+  Each scheduler issues at most ``issue_width`` instructions per cycle (§1,
+  PG-MP) from its warps, chosen by the config's policy: ``gto`` (greedy: the
+  last issued warp while it can issue, then the oldest), ``lrr`` (loose round
+  robin from the warp after the last issued) or ``two_level`` (round robin
+  inside fetch groups of ``GROUP_WARPS`` warps, moving to the next group only
+  when no warp of the current one can issue; Narasiman et al., MICRO 2011).
+* A warp may issue when every register its next instruction reads or writes
+  is ready (a scoreboard per warp), the instruction's unit pipe is free (one
+  pipe per class per scheduler, busy ``issue_interval`` cycles per warp
+  instruction) and, for memory instructions, the SM's memory queues are below
+  :data:`MIO_QUEUE_CYCLES` / :data:`LG_QUEUE_CYCLES` of backlog.
+* Results: fixed-latency units after ``latency`` cycles; shared memory after
+  its wavefronts pass the SM's data stage (one wavefront per cycle, §5) plus
+  ``shared.latency_cycles`` (§3); global and local memory when
+  :class:`gpusim.timing.memsys.MemorySystem` says; ``bar.sync`` releases the
+  CTA's warps ``units.sync.latency`` cycles after the last warp arrives.
+* Stall reasons use Nsight Compute's warp-state names. Between two issues of a
+  warp, the cycles until its next instruction's operands were ready count for
+  the reason of the last operand to become ready (or ``barrier``), cycles in
+  which only its unit was busy count as ``math_pipe_throttle`` /
+  ``mio_throttle`` / ``lg_throttle``, and the rest (ready but another warp was
+  chosen) as ``not_selected``; the issue cycle is ``selected``. Summed over
+  warps and cycles these are what ``smsp__pcsamp_warps_issue_stalled_<reason>``
+  samples, with every cycle sampled.
+
+Imports simpy, numpy, gpusim.functional, gpusim.memmodel and the timing
+package's own modules; never cupy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import simpy
+
+from gpusim.functional.warpstep import DONE
+from gpusim.memmodel import shared_wavefronts
+from isa.opcodes import Kind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gpusim.timing.gpu import Launch
+
+__all__ = ["Warp", "CTA", "Scheduler", "SM", "REASONS", "INF"]
+
+INF = float("inf")
+#: Warp-state (stall) reasons reported, in Nsight Compute's names (NCU #warp-stall-reasons).
+REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
+           "math_pipe_throttle", "mio_throttle", "lg_throttle", "branch_resolving")
+_R = {r: i for i, r in enumerate(REASONS)}
+#: Shared-memory (MIO) backlog, in data-stage cycles, above which warps stall in ``mio_throttle`` (ASSUMED).
+MIO_QUEUE_CYCLES = 16
+#: L1 tag-stage backlog, in cycles, above which global/local accesses stall in ``lg_throttle`` (ASSUMED).
+LG_QUEUE_CYCLES = 16
+#: Warps per fetch group of the ``two_level`` policy (Narasiman et al., MICRO 2011, use 8; ASSUMED).
+GROUP_WARPS = 8
+#: Base of the address range that local memory is mapped to for the caches: per warp, the
+#: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
+#: that uniform per-thread offsets coalesce, as in CUDA's local-memory layout).
+LOCAL_BASE = 1 << 52
+
+
+class CTA:
+    """A resident thread block: its functional state and its warps."""
+
+    __slots__ = ("block", "stepper", "warps", "live_warps", "sm", "slots", "start")
+
+    def __init__(self, block: int, stepper, sm: "SM", slots: list[int], start: int):
+        self.block, self.stepper, self.sm, self.slots, self.start = block, stepper, sm, slots, start
+        self.warps: list[Warp] = []
+        self.live_warps = 0
+
+
+class Warp:
+    """Timing state of one resident warp.
+
+    ``pend`` maps a register to ``(cycle its value is ready, stall reason)``;
+    ``dep_ready``/``dep_reason`` summarise it for the next instruction.
+    """
+
+    __slots__ = ("cta", "wid", "slot", "sched", "age", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
+                 "timed", "done")
+
+    def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", age: int, now: int, launch: "Launch"):
+        self.cta, self.wid, self.slot, self.sched, self.age = cta, wid, slot, sched, age
+        self.pc = cta.stepper.warp_pc(wid)
+        self.pend: dict[str, tuple[float, str]] = {}
+        self.dep_ready, self.dep_reason = now, "wait"
+        self.last_issue = now - 1
+        self.timed = launch.timed[min(self.pc, len(launch.timed) - 1)]
+        self.done = False
+
+
+class Scheduler:
+    """One warp scheduler (SM sub-partition): a SimPy process issuing instructions."""
+
+    def __init__(self, sm: "SM", index: int):
+        self.sm, self.index = sm, index
+        launch = sm.launch
+        self.launch, self.env = launch, launch.env
+        self.warps: list[Warp] = []
+        self.unit_free = {name: 0 for name in launch.cfg.sm.units}
+        self.last: Warp | None = None
+        self.sleep_until: float | None = None
+        self.policy = launch.cfg.sm.scheduler.policy
+        self.proc = self.env.process(self._run())
+
+    # ---------------------------------------------------------------- process
+    def _run(self):
+        env = self.env
+        while True:
+            now = env.now
+            w, t_next = self._pick(now)
+            if w is not None:
+                self.sm.issue(w, now)
+                yield env.timeout(1)
+                continue
+            self.sleep_until = t_next
+            try:
+                yield (env.event() if t_next == INF else env.timeout(int(np.ceil(t_next)) - now))
+            except simpy.Interrupt:
+                pass
+            self.sleep_until = None
+
+    def wake(self, t: float) -> None:
+        """Something may issue at cycle ``t``: end a longer sleep."""
+        if self.sleep_until is not None and t < self.sleep_until:
+            self.sleep_until = None
+            self.proc.interrupt()
+
+    # ---------------------------------------------------------------- selection
+    def _order(self) -> list[Warp]:
+        warps = self.warps
+        last = self.last
+        if self.policy == "gto":
+            return ([last] + warps) if last is not None and not last.done else warps
+        if last is None or last.done or last not in warps:
+            return warps
+        i = warps.index(last) + 1
+        if self.policy == "lrr":
+            return warps[i:] + warps[:i]
+        # two_level: the current fetch group first (round robin inside it), then the others in order.
+        g = (i - 1) // GROUP_WARPS
+        lo, hi = g * GROUP_WARPS, min(len(warps), (g + 1) * GROUP_WARPS)
+        group = warps[lo:hi]
+        j = i - lo
+        return group[j:] + group[:j] + warps[hi:] + warps[:lo]
+
+    def ready_at(self, w: Warp) -> tuple[float, str]:
+        """The cycle ``w`` can issue its next instruction, and what holds it until then."""
+        if w.pc == DONE:
+            return INF, "barrier"
+        t, reason = w.dep_ready, w.dep_reason
+        timed = w.timed
+        u = self.unit_free[timed.unit]
+        if u > t:
+            t, reason = u, "math_pipe_throttle"
+        if timed.space:
+            sm = self.sm
+            if timed.space == "shared":
+                q = sm.shared_free - MIO_QUEUE_CYCLES
+                if q > t:
+                    t, reason = q, "mio_throttle"
+            elif timed.space not in ("param", "const"):
+                q = sm.launch.mem.l1_free[sm.index] - LG_QUEUE_CYCLES
+                if q > t:
+                    t, reason = q, "lg_throttle"
+        return t, reason
+
+    def _pick(self, now: int) -> tuple[Warp | None, float]:
+        t_next = INF
+        for w in self._order():
+            t, _ = self.ready_at(w)
+            if t <= now:
+                return w, now
+            if t < t_next:
+                t_next = t
+        return None, t_next
+
+
+class SM:
+    """One SM: schedulers, warp slots, resident CTAs, the shared-memory data stage."""
+
+    def __init__(self, launch: "Launch", index: int):
+        self.launch, self.index = launch, index
+        cfg = launch.cfg
+        self.schedulers = [Scheduler(self, i) for i in range(cfg.sm.scheduler.count)]
+        self.free_slots = list(range(cfg.sm.max_warps))
+        self.ctas: list[CTA] = []
+        self.shared_free = 0
+        self.active_warps = 0
+        self.warp_cycles = 0.0      # integral of resident warps over cycles
+        self.active_cycles = 0.0    # cycles with at least one resident warp
+        self.t_mark = 0
+
+    # ---------------------------------------------------------------- occupancy
+    def _mark(self, now: int, delta: int) -> None:
+        dt = now - self.t_mark
+        if self.active_warps:
+            self.warp_cycles += self.active_warps * dt
+            self.active_cycles += dt
+        self.t_mark = now
+        self.active_warps += delta
+
+    def add_cta(self, cta: CTA, now: int) -> None:
+        launch = self.launch
+        n_sched = len(self.schedulers)
+        for wid, slot in enumerate(cta.slots):
+            sched = self.schedulers[slot % n_sched]
+            w = Warp(cta, wid, slot, sched, launch.next_age(), now, launch)
+            if w.pc == DONE:  # a warp with no thread (cannot happen for valid blocks)
+                w.done = True
+                continue
+            cta.warps.append(w)
+            sched.warps.append(w)
+            sched.wake(now)
+        cta.live_warps = len(cta.warps)
+        self.ctas.append(cta)
+        self._mark(now, cta.live_warps)
+
+    def _warp_exit(self, w: Warp, now: int) -> None:
+        w.done = True
+        w.sched.warps.remove(w)
+        self._mark(now, -1)
+        cta = w.cta
+        cta.live_warps -= 1
+        if cta.live_warps == 0:
+            self.ctas.remove(cta)
+            self.free_slots.extend(cta.slots)
+            self.free_slots.sort()
+            self.launch.cta_done(self, cta, now)
+
+    # ---------------------------------------------------------------- issue
+    def issue(self, w: Warp, now: int) -> None:
+        """Execute ``w``'s next instruction at cycle ``now`` and book its timing."""
+        launch = self.launch
+        sched = w.sched
+        t_ready, reason = sched.ready_at(w)
+        # Stall accounting for the cycles since the warp's previous issue.
+        first = w.last_issue + 1
+        stalls = launch.stalls[w.pc]
+        dep = min(max(w.dep_ready, first), now)
+        if dep > first:
+            stalls[_R[w.dep_reason]] += dep - first
+        if reason != w.dep_reason and t_ready > dep:
+            stalls[_R[reason]] += min(t_ready, now) - dep
+            dep = min(t_ready, now)
+        if now > dep:
+            stalls[_R["not_selected"]] += now - dep
+        stalls[0] += 1
+        w.last_issue = now
+        sched.last = w
+
+        step = w.cta.stepper.step(w.wid)
+        timed = w.timed
+        sched.unit_free[timed.unit] = now + timed.interval
+        if launch.events is not None:
+            launch.events.append((now, self.index, w.slot, w.cta.block, timed.pc, step.active))
+        floor = now + 1
+        done = now + timed.latency
+        kind = timed.kind
+        if step.accesses:
+            done = self._memory(w, step, now)
+        elif kind is Kind.BRA:
+            launch.branches += 1
+            if 0 < step.taken < step.active:
+                launch.divergent_branches += 1
+            floor = now + timed.latency
+        for r in timed.writes:
+            w.pend[r] = (done, timed.reason)
+        w.pc = step.next_pc
+        if step.released:
+            self._release(w.cta, now)
+        if w.pc == DONE:
+            if not w.cta.stepper.live[w.wid * 32:w.wid * 32 + 32].any():
+                self._warp_exit(w, now)
+            else:
+                w.dep_ready, w.dep_reason = INF, "barrier"
+            return
+        self._next(w, floor, "branch_resolving" if kind is Kind.BRA else "wait")
+
+    def _next(self, w: Warp, floor: float, reason: str) -> None:
+        """Look up what the warp's next instruction waits for."""
+        timed = w.timed = self.launch.timed[w.pc]
+        t = floor
+        pend = w.pend
+        for r in timed.regs:
+            p = pend.get(r)
+            if p is not None and p[0] > t:
+                t, reason = p
+        w.dep_ready, w.dep_reason = t, reason
+
+    def _release(self, cta: CTA, now: int) -> None:
+        """A barrier of ``cta`` completed: its waiting warps go on after the sync latency."""
+        t = now + self.launch.cfg.sm.units["sync"].latency
+        for w in cta.warps:
+            if w.done or w.pc != DONE:
+                continue
+            w.pc = cta.stepper.warp_pc(w.wid)
+            if w.pc == DONE:
+                continue
+            self._next(w, t, "barrier")
+            w.sched.wake(t)
+
+    def _memory(self, w: Warp, step, now: int) -> float:
+        """Book the memory accesses of ``step``; return when its results are ready."""
+        launch = self.launch
+        mem = launch.mem
+        done = now + w.timed.latency
+        for acc in step.accesses:
+            if acc.space == "shared":
+                wf = acc.wavefronts
+                if wf is None:  # shared atomics: read and write the words of a store pattern
+                    rows = np.zeros((1, 32), np.int64)
+                    act = np.zeros((1, 32), np.bool_)
+                    rows[0, acc.lanes & 31] = acc.addrs
+                    act[0, acc.lanes & 31] = True
+                    wf = 2 * int(shared_wavefronts(rows, max(4, acc.width), False, act).wavefronts[0])
+                t0 = max(now, self.shared_free)
+                self.shared_free = t0 + wf
+                done = max(done, t0 + wf - 1 + launch.cfg.shared.latency_cycles)
+                continue
+            a = acc.addrs
+            if acc.space == "local":
+                lane = (acc.lanes & 31).astype(np.uint64)
+                gw = np.uint64(w.cta.block * launch.grid.warps_per_block + w.wid)
+                words = np.uint64(max(1, -(-launch.kernel.local_bytes // 4)))
+                a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
+            sectors = np.unique(a >> np.uint64(5)).astype(np.int64)
+            if acc.op == "ld":
+                t = mem.load(self.index, now, sectors, w.timed.cache_l1)
+            elif acc.op == "st":
+                t = mem.store(self.index, now, sectors)
+            else:
+                serial = int(np.unique(a, return_counts=True)[1].max())
+                t = mem.atomic(self.index, now, sectors, serial, w.timed.kind is Kind.ATOM and not w.timed.writes)
+            done = max(done, t)
+        return done
