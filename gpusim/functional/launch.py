@@ -18,7 +18,7 @@ from gpusim.functional.engine import ChunkExecutor, Grid
 from gpusim.functional.memory import GlobalMemory
 from isa.ir import Kernel
 
-__all__ = ["LaunchResult", "run_functional", "chunk_blocks"]
+__all__ = ["LaunchResult", "run_functional", "chunk_blocks", "memory_counters"]
 
 #: Host-memory budget of one chunk's registers, shared and local memory (bytes).
 CHUNK_BYTES = 256 * 2**20
@@ -79,11 +79,14 @@ class LaunchResult:
     occupancy: object | None = None
 
 
-_MEMORY_COUNTERS = (
-    "smsp__inst_executed_op_global", "smsp__inst_executed_op_shared",
-    "l1tex__t_requests_pipe_lsu_mem_global", "l1tex__t_sectors_pipe_lsu_mem_global",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared",
-)
+def memory_counters() -> "collections.Counter[str]":
+    """The address-pattern counters of loads and stores, all zero, by Nsight Compute name."""
+    names = [f"smsp__inst_executed_op_{sp}_{op}.sum" for sp in ("global", "shared") for op in ("ld", "st")]
+    names += [f"{unit}_op_{op}.sum" for unit in (
+        "l1tex__t_requests_pipe_lsu_mem_global", "l1tex__t_sectors_pipe_lsu_mem_global",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared",
+    ) for op in ("ld", "st")]
+    return collections.Counter(dict.fromkeys(names, 0))
 
 
 def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads: int = CHUNK_THREADS) -> int:
@@ -105,8 +108,7 @@ def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
     n = len(kernel.instrs) + 1
     warp_counts = np.zeros(n, np.int64)
     thread_counts = np.zeros(n, np.int64)
-    stats: collections.Counter[str] = collections.Counter(
-        {f"{unit}_op_{op}.sum": 0 for unit in _MEMORY_COUNTERS for op in ("ld", "st")})
+    stats = memory_counters()
     per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
     for first in range(0, grid.n_blocks, per_chunk):
         nb = min(per_chunk, grid.n_blocks - first)

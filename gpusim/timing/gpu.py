@@ -26,7 +26,7 @@ import simpy
 from gpusim.config import GPUConfig
 from gpusim.errors import KernelFault, LaunchError
 from gpusim.functional.engine import Grid
-from gpusim.functional.launch import LaunchResult
+from gpusim.functional.launch import LaunchResult, memory_counters
 from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import DONE, CTAStepper
 from gpusim.occupancy import OccupancyResult
@@ -62,7 +62,7 @@ class Launch:
         self.timed = decode(kernel, cfg)
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
-        self.stats: collections.Counter[str] = collections.Counter()
+        self.stats = memory_counters()
         self.stalls = np.zeros((n, len(REASONS)), np.int64)
         self.events: list | None = [] if record_events else None
         self.branches = self.divergent_branches = 0
@@ -72,7 +72,8 @@ class Launch:
         self.retired = 0
         self._age = 0
         self.done = self.env.event()
-        self.sms = [SM(self, i) for i in range(cfg.sm_count)]
+        # CTAs go to SMs in SM order first, so SMs beyond the grid's CTA count never get one.
+        self.sms = [SM(self, i) for i in range(min(cfg.sm_count, grid.n_blocks))]
 
     def next_age(self) -> int:
         self._age += 1
@@ -136,7 +137,7 @@ class Launch:
                         waiting.append(f"block {self.grid.block_coords(cta.block)} warp {w.wid} {state} "
                                        f"(PTX line {ins.loc.line}: {ins.to_ptx()})")
         shown = "; ".join(waiting[:8]) + (f"; and {len(waiting) - 8} more" if len(waiting) > 8 else "")
-        raise KernelFault(f"kernel {self.kernel.name}: {why} at cycle {int(self.env.now)}. Waiting warps: {shown}")
+        raise KernelFault(f"kernel {self.kernel.name}: {why}. Warps resident at cycle {int(self.env.now)}: {shown}")
 
     # ---------------------------------------------------------------- metrics
     def metrics(self, cycles: int) -> dict[str, float]:

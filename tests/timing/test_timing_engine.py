@@ -1,0 +1,155 @@
+"""The timing engine (gpusim.timing): exact cycles of tiny kernels, scheduler
+policies as exact issue logs, H100 counter rules of hardware-facts.md §6,
+errors, determinism, and equivalence with functional mode over the whole suite."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.errors import KernelFault, LaunchError
+from gpusim.suite import CASES, run_case
+
+PTX = pathlib.Path(__file__).parent / "ptx" / "timing.ptx"
+
+
+def _launch(kernel: str, grid, block, **device):
+    with gpusim.Device("h100", mode="timing", **device):
+        out = gpusim.zeros(1024, np.float32)
+        return gpusim.RawModule(path=str(PTX)).get_function(kernel)(grid, block, (out,))
+
+
+def test_dependent_fma_chain_costs_the_fma_latency_per_link():
+    # 8 more dependent FMAs cost exactly 8 x the configured FMA latency (4 cycles, hardware-facts §3).
+    r8, r16 = _launch("fma_chain8", 1, 32), _launch("fma_chain16", 1, 32)
+    assert r16.cycles - r8.cycles == 8 * 4
+    # ... and those cycles are 'wait' stalls (fixed-latency dependency) of the FMA instructions.
+    assert int(r16.stalls["wait"].sum()) - int(r8.stalls["wait"].sum()) == 8 * 3
+
+
+def _scheduler0_log(policy: str) -> list[tuple[int, int, int]]:
+    # 5 warps: slots 0 and 4 share scheduler 0 (warp slot modulo 4).
+    r = _launch("independent", 1, 160, record_events=True, overrides={"sm.scheduler.policy": policy})
+    return [(cycle, slot, pc) for cycle, sm, slot, cta, pc, active in r.events if slot % 4 == 0]
+
+
+def test_gto_keeps_issuing_the_same_warp():
+    log = _scheduler0_log("gto")
+    # The two movs use the ALU pipe (issue interval 2); then warp 0 runs its 8 independent
+    # FP32 adds (FMA pipe, interval 1) back to back before warp 4 gets the scheduler again.
+    assert log == [(0, 0, 0), (2, 0, 1), (4, 4, 0), (6, 4, 1)] + [(7 + i, 0, 2 + i) for i in range(9)] \
+        + [(16 + i, 4, 2 + i) for i in range(9)]
+
+
+def test_lrr_alternates_between_warps():
+    log = _scheduler0_log("lrr")
+    slots = [s for _, s, pc in log if pc >= 2]
+    assert slots[:10] == [0, 0, 4, 0, 4, 0, 4, 0, 4, 0]
+    assert [c for c, _, _ in log] == sorted(c for c, _, _ in log)  # one issue per cycle at most
+    assert len({c for c, _, _ in log}) == len(log)
+
+
+def test_two_level_issues_inside_a_fetch_group_first():
+    # One SM, two 1024-thread CTAs: scheduler 0 holds 16 warps (slots 0, 4, ..., 60), two
+    # fetch groups of 8. Round robin inside group 0 (warp 4 follows warp 0, unlike gto's
+    # greedy warp 0), and group 1 starts only after every warp of group 0 has issued.
+    r = _launch("independent", 2, 1024, record_events=True,
+                overrides={"sm.scheduler.policy": "two_level", "sm_count": 1})
+    first: dict[int, int] = {}
+    log = [(cycle, slot) for cycle, sm, slot, cta, pc, active in r.events if slot % 4 == 0]
+    for cycle, slot in log:
+        first.setdefault(slot, cycle)
+    assert [slot for _, slot in log[:2]] == [0, 4]
+    assert max(first[s] for s in range(0, 32, 4)) < min(first[s] for s in range(32, 64, 4))
+    assert r.metrics["smsp__inst_executed.sum"] == 64 * 11
+
+
+def test_spin_loop_stops_at_the_cycle_limit_naming_warps_and_lines():
+    with pytest.raises(KernelFault) as e:
+        _launch("spin", 2, 64, max_cycles=3000)
+    msg = str(e.value)
+    assert "kernel spin: no completion after 3000 cycles" in msg
+    assert "block (1, 0, 0) warp 1 running (PTX line" in msg and "add.s32 %r1, %r1, 1;" in msg
+
+
+def test_a_block_that_cannot_fit_fails_like_cuda():
+    with pytest.raises(LaunchError, match="too many resources requested for launch"):
+        _launch("independent", 1, 1024, regs_per_thread=255)
+
+
+def _gmem(case: str, n: int = 4096):
+    with gpusim.Device("h100", mode="timing"):
+        return run_case(CASES[case], gpusim, n).launches
+
+
+def test_global_load_counters_follow_the_h100_stride_rows():
+    # hardware-facts.md §6: per L1 request, L2 sectors 4/8/16/32 and L2 requests (lines)
+    # 1/2/8/32 for strides 1/2/8/32; a stride-32 miss fetches 64 B from DRAM (2 sectors).
+    want = {1: (4, 1), 2: (8, 2), 8: (32, 8), 32: (32, 32)}
+    for (stride, (sectors, lines)), L in zip(want.items(), _gmem("gmem_stride_u32")):
+        m = L.metrics
+        req = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+        assert m["lts__t_sectors_op_read.sum"] == sectors * req, stride
+        assert m["lts__t_requests_srcunit_tex_op_read.sum"] == lines * req, stride
+        assert m["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] == 0.0
+        assert m["dram__bytes_read.sum"] == 32 * sectors * req * (2 if stride == 32 else 1)
+
+
+def test_misaligned_and_uniform_loads_hit_in_l1_as_measured():
+    # §6: 'i+1' reads 5 sectors per request with a 17.5 % L1 hit rate (7 of 8 warps of a
+    # 256-thread block find their first sector already fetched) and 33/32 of the aligned
+    # L2 sectors; 'i/32' reads 1 sector per request and hits 87.5 %.
+    off1 = _gmem("gmem_offset_u32")[1].metrics
+    assert off1["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 5 * 128
+    assert off1["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] == pytest.approx(17.5)
+    assert off1["lts__t_sectors_op_read.sum"] == 16 * 33
+    uni = _gmem("gmem_uniform_u32")[0].metrics
+    assert uni["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] == pytest.approx(87.5)
+
+
+def test_strided_reads_slow_down_with_the_stride():
+    cycles = [L.cycles for L in _gmem("gmem_stride_u32", 16384)]
+    assert all(a < b for a, b in zip(cycles, cycles[1:])), cycles
+
+
+def test_bank_conflicts_cost_cycles():
+    with gpusim.Device("h100", mode="timing"):
+        runs = {k: run_case(CASES[k], gpusim, 128).launches[0] for k in
+                ("transpose_conflict", "transpose_padded", "transpose_swizzled")}
+    conflicted = runs["transpose_conflict"]
+    for k in ("transpose_padded", "transpose_swizzled"):
+        assert runs[k].metrics["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] == 0
+        assert conflicted.cycles > runs[k].cycles
+
+
+def test_same_launch_same_cycles_and_counters():
+    a, b = _launch("fma_chain16", 8, 128), _launch("fma_chain16", 8, 128)
+    assert a.cycles == b.cycles and a.metrics == b.metrics
+
+
+def test_achieved_occupancy_never_exceeds_theoretical():
+    L = _gmem("gmem_stride_u32", 16384)[0]
+    m = L.metrics
+    assert 0 < m["sm__warps_active.avg.pct_of_peak_sustained_active"] <= m["sm__maximum_warps_per_active_cycle_pct"]
+    stalled = sum(v for k, v in m.items() if k.startswith("smsp__pcsamp_warps_issue_stalled_"))
+    # every resident warp-cycle is in exactly one state, 'selected' once per instruction
+    assert m["smsp__pcsamp_warps_issue_stalled_selected"] == m["smsp__inst_executed.sum"]
+    resident = m["sm__warps_active.avg.pct_of_peak_sustained_active"] / 100 * 64 * m["sm__cycles_active.avg"] * 132
+    assert stalled == pytest.approx(resident, rel=1e-3)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_timing_mode_computes_what_functional_mode_computes(name):
+    case = CASES[name]
+    with gpusim.Device("h100"):
+        f = run_case(case, gpusim, case.test_n)
+    with gpusim.Device("h100", mode="timing"):
+        t = run_case(case, gpusim, case.test_n)
+    for key in f.outputs:
+        np.testing.assert_array_equal(t.outputs[key], f.outputs[key], err_msg=f"{name}: {key}")
+    for lf, lt in zip(f.launches, t.launches):
+        assert {k: lt.metrics[k] for k in lf.metrics} == lf.metrics
+        assert lt.cycles > 0
