@@ -11,11 +11,11 @@ and a real GPU by changing one import::
     d_out.get()
 
 Layers: :mod:`isa` (PTX subset, opcode table, semantics), :mod:`gpusim.functional`
-(the vectorised SIMT engine), :mod:`gpusim.config` (GPU descriptions),
+(the vectorised SIMT engine), :mod:`gpusim.timing` (the SimPy cycle model), :mod:`gpusim.config` (GPU descriptions),
 :mod:`gpusim.occupancy`, :mod:`gpusim.suite` (teaching kernels), :mod:`gpusim.cli`.
 """
 
-from gpusim.device import Device, get_device
+from gpusim.device import MODES, Device, get_device
 from gpusim.errors import ConfigError, GpusimError, KernelFault, LaunchError, PTXError
 from gpusim.module import RawKernel, RawModule
 from gpusim.ndarray import array, asarray, asnumpy, empty, empty_like, ndarray, zeros, zeros_like
@@ -23,6 +23,6 @@ from gpusim.ndarray import array, asarray, asnumpy, empty, empty_like, ndarray, 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Device", "get_device", "RawModule", "RawKernel", "ndarray", "asarray", "array", "asnumpy",
+    "Device", "get_device", "MODES", "RawModule", "RawKernel", "ndarray", "asarray", "array", "asnumpy",
     "empty", "empty_like", "zeros", "zeros_like", "GpusimError", "ConfigError", "LaunchError", "KernelFault", "PTXError",
 ]

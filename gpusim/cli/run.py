@@ -10,6 +10,7 @@ or ``gpusim run EXPERIMENT.toml`` runs any kernel (see gpusim.experiment).
 from __future__ import annotations
 
 import argparse
+import collections
 import time
 from pathlib import Path
 
@@ -34,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-n", type=int, metavar="N", help="problem size for suite cases (default: each case's)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--gpu", default=None, help="GPU configuration name or TOML path (default h100)")
+    p.add_argument("--mode", choices=gpusim.MODES, default="functional",
+                   help="functional (results, instruction counts) or timing (also cycles, occupancy, caches, stalls)")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help="override a config field")
     p.add_argument("--kernel", help="kernel (.entry) name, with a .ptx FILE")
     p.add_argument("--grid", help="grid, e.g. 4096 or 64,64")
@@ -46,10 +49,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _device(gpu: str | None, sets: list[str], extra: dict | None = None) -> gpusim.Device:
+def _device(gpu: str | None, sets: list[str], extra: dict | None = None, mode: str = "functional") -> gpusim.Device:
     overrides = dict(extra or {})
     overrides.update(parse_override(s) for s in sets)
-    return gpusim.Device(gpu or "h100", overrides=overrides)
+    return gpusim.Device(gpu or "h100", mode, overrides=overrides)
 
 
 def _shape(text: str | None, what: str) -> tuple[int, ...]:
@@ -89,9 +92,10 @@ def _run_suite(args: argparse.Namespace) -> int:
         cases = [c for c in CASES.values() if c.name in args.case or c.group in args.group]
     else:
         cases = [c for c in CASES.values() if c.group == "reduce" and c.name.startswith("reduce_v")]
-    dev = _device(args.gpu, args.set)
+    dev = _device(args.gpu, args.set, mode=args.mode)
+    timing = args.mode == "timing"
     what = "the seed reductions" if not (args.all or args.case or args.group) else f"{len(cases)} suite case(s)"
-    print(f"gpusim {gpusim.__version__}: {what} on {dev.config.name} (functional mode)\n")
+    print(f"gpusim {gpusim.__version__}: {what} on {dev.config.name} ({args.mode} mode)\n")
     rows, failed = [], 0
     with dev:
         for case in cases:
@@ -103,13 +107,37 @@ def _run_suite(args: argparse.Namespace) -> int:
             warp = sum(x.metrics["smsp__inst_executed.sum"] for x in r.launches)
             thread = sum(x.metrics["smsp__thread_inst_executed.sum"] for x in r.launches)
             n = case.default_n if args.n is None else args.n
-            rows.append((case.name, n, f"{_fmt(r.grid)} x {_fmt(r.block)}", r.shared_mem, len(r.launches),
-                         "ok: " + msg if ok else msg, warp, thread, round(seconds, 3)))
-    print(format_table(["kernel", "n", "grid x block", "dyn smem B", "launches", "check vs numpy oracle",
-                        "warp inst", "thread inst", "host s"], rows))
+            row = [case.name, n, f"{_fmt(r.grid)} x {_fmt(r.block)}", r.shared_mem, len(r.launches),
+                   "ok: " + msg if ok else msg, warp, thread]
+            if timing:
+                row += _timing_columns(r.launches)
+            rows.append(tuple(row + [round(seconds, 3)]))
+    heads = ["kernel", "n", "grid x block", "dyn smem B", "launches", "check vs numpy oracle", "warp inst", "thread inst"]
+    print(format_table(heads + (_TIMING_HEADS if timing else []) + ["host s"], rows))
     print(f"\n{len(rows) - failed} of {len(rows)} kernels match their oracle. "
           f"Instructions are Nsight Compute's smsp__inst_executed.sum / smsp__thread_inst_executed.sum.")
+    if timing:
+        print("Timing columns (summed over a case's launches; rates of the first launch): sm__cycles_elapsed.avg, "
+              "sm__warps_active.avg.pct_of_peak_sustained_active, l1tex__t_sector_hit_rate.pct, "
+              "lts__t_sector_op_read_hit_rate.pct, dram__bytes_read.sum + dram__bytes_write.sum, and the most "
+              "frequent stall reason (smsp__pcsamp_warps_issue_stalled_*, 'selected' excluded).")
     return 1 if failed else 0
+
+
+_TIMING_HEADS = ["cycles", "achieved occ %", "L1 hit %", "L2 hit %", "DRAM bytes", "top stall"]
+
+
+def _timing_columns(launches: list) -> list:
+    """Cycles, achieved occupancy, hit rates, DRAM bytes and the top stall reason of a case."""
+    m = launches[0].metrics
+    stalls = collections.Counter()
+    for x in launches:
+        stalls.update({k.rsplit("_stalled_", 1)[1]: v for k, v in x.metrics.items()
+                       if "_issue_stalled_" in k and not k.endswith("_selected")})
+    return [sum(x.cycles for x in launches), round(m["sm__warps_active.avg.pct_of_peak_sustained_active"], 1),
+            round(m["l1tex__t_sector_hit_rate.pct"], 1), round(m["lts__t_sector_op_read_hit_rate.pct"], 1),
+            sum(x.metrics["dram__bytes_read.sum"] + x.metrics["dram__bytes_write.sum"] for x in launches),
+            stalls.most_common(1)[0][0] if stalls else ""]
 
 
 def _fmt(dims: tuple) -> str:
@@ -127,7 +155,7 @@ def _run_file(args: argparse.Namespace) -> int:
     if path.suffix == ".toml":
         exp = load_experiment(path)
         ptx, kernel, grid, block, smem, specs = exp.ptx, exp.kernel, exp.grid, exp.block, exp.shared_mem, exp.args
-        dev = _device(args.gpu or exp.gpu, args.set, exp.overrides)
+        dev = _device(args.gpu or exp.gpu, args.set, exp.overrides, args.mode)
         seed = exp.seed
     elif path.suffix == ".ptx":
         if not args.kernel:
@@ -135,7 +163,7 @@ def _run_file(args: argparse.Namespace) -> int:
         ptx, kernel, smem, seed = path, args.kernel, args.shared_mem, args.seed
         grid, block = _shape(args.grid, "grid"), _shape(args.block, "block")
         specs = [parse_arg(a, f"--arg {i}") for i, a in enumerate(args.arg)]
-        dev = _device(args.gpu, args.set)
+        dev = _device(args.gpu, args.set, mode=args.mode)
     else:
         raise GpusimError(f"{path}: expected a .ptx or an experiment .toml file")
     if args.save and Path(args.save).exists() and not args.force:

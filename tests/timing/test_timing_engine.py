@@ -153,3 +153,14 @@ def test_timing_mode_computes_what_functional_mode_computes(name):
     for lf, lt in zip(f.launches, t.launches):
         assert {k: lt.metrics[k] for k in lf.metrics} == lf.metrics
         assert lt.cycles > 0
+
+
+def test_gpusim_run_timing_mode_prints_cycles_and_counters(capsys):
+    from gpusim.cli import main
+
+    assert main(["run", "--mode", "timing", "--case", "reduce_v2", "-n", "3000"]) == 0
+    out = capsys.readouterr().out
+    assert "(timing mode)" in out and "achieved occ %" in out and "long_scoreboard" in out
+    with gpusim.Device("h100", mode="timing"):
+        cycles = run_case(CASES["reduce_v2"], gpusim, 3000).launches[0].cycles
+    assert f"  {cycles:,}  " in out
