@@ -54,7 +54,7 @@ import numpy as np
 __all__ = [
     "Case", "CaseRun", "CASES", "GROUPS", "SUITE_DIR", "PTX_DIR", "CUDA_DIR",
     "ptx_path", "cuda_path", "run_case", "compare", "check", "DryRun",
-    "entry_params",
+    "entry_params", "TIMING_SIZES", "COPY_OCCUPANCY_SMEM", "copy_occupancy_smem",
 ]
 
 SUITE_DIR = pathlib.Path(__file__).resolve().parent
@@ -195,8 +195,16 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+_DEFAULT_DYNAMIC_SMEM = 48 * 1024  #: dynamic shared memory a kernel may use without opting in (bytes)
+
+
 class _Launcher:
-    """Loads one PTX file with ``xp`` and records the kernel launches of a run."""
+    """Loads one PTX file with ``xp`` and records the kernel launches of a run.
+
+    A launch with more dynamic shared memory than the 48 KiB default (minus the
+    kernel's static shared memory) first raises the kernel's
+    ``max_dynamic_shared_size_bytes`` to that amount, as CUDA requires.
+    """
 
     def __init__(self, xp: Any, ptx: str):
         self.xp = xp
@@ -213,6 +221,14 @@ class _Launcher:
 
     def __call__(self, kernel: str, grid: tuple, block: tuple, args: tuple, shared_mem: int = 0):
         fn = self.module.get_function(kernel)
+        static = int(getattr(fn, "shared_size_bytes", 0) or 0)
+        if int(shared_mem) > _DEFAULT_DYNAMIC_SMEM - static and \
+                int(shared_mem) > fn.max_dynamic_shared_size_bytes:
+            # like cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, n): CUDA
+            # refuses more than 48 KiB (minus static) of dynamic shared memory unless the kernel
+            # opted in; gpusim's, CuPy's and DryRun's kernels all have this settable property.
+            # Only ever raised: the attribute belongs to the kernel, not to one launch
+            fn.max_dynamic_shared_size_bytes = int(shared_mem)
         result = fn(grid, block, args, shared_mem=shared_mem)
         self.launches.append(result)
         if self.main is None:
@@ -811,6 +827,61 @@ def _run_gmem_uniform(xp, n, rng):
     return L.result({"out": d_out.get()}, {"out": v[np.arange(n) // 32]})
 
 
+# --------------------------------------------------------------------------- occupancy (Little's law)
+
+# H100 shared memory per SM (228 KB carveout), reserved per block, allocation granularity
+# (hardware-facts section 4; cudaOccMaxActiveBlocksPerMultiprocessor, driver-verified on the H100)
+_H100_SMEM_PER_SM = 233472
+_H100_SMEM_RESERVED_PER_BLOCK = 1024
+_H100_SMEM_GRANULE = 128
+_H100_SMEM_OPTIN = 232448          # sharedMemPerBlockOptin: 227 KB
+_OCC_BLOCK = 256                   # threads per block: 8 warps; 8 blocks = the 64-warp limit
+_OCC_BLOCKS_PER_SM = (1, 2, 3, 4, 6, 8)
+
+
+def copy_occupancy_smem(blocks_per_sm: int) -> int:
+    """Dynamic shared memory (bytes) that limits 256-thread blocks to ``blocks_per_sm`` on an H100.
+
+    A block allocates ``S = roundup(shared_mem + 1024, 128)`` bytes of the SM's 233472, so
+    ``floor(233472 / S)`` blocks fit.  S is taken midway between the smallest allocation that
+    gives ``blocks_per_sm`` blocks and the largest (rounded down to the 128 B granule), so the
+    limit holds with a margin on both sides.  8 blocks of 256 threads are the warp limit
+    (64 warps/SM) already, so 8 (or more) needs none.
+    """
+    k = int(blocks_per_sm)
+    if k >= 2048 // _OCC_BLOCK:
+        return 0
+    hi = _H100_SMEM_PER_SM / k                 # largest S giving k blocks
+    lo = _H100_SMEM_PER_SM / (k + 1)           # S must exceed this
+    s_cta = int((hi + lo) / 2) // _H100_SMEM_GRANULE * _H100_SMEM_GRANULE
+    smem = min(s_cta - _H100_SMEM_RESERVED_PER_BLOCK, _H100_SMEM_OPTIN)
+    alloc = _cdiv(smem + _H100_SMEM_RESERVED_PER_BLOCK, _H100_SMEM_GRANULE) * _H100_SMEM_GRANULE
+    if smem < 0 or _H100_SMEM_PER_SM // alloc != k:
+        raise ValueError(f"no dynamic shared memory size gives {k} blocks of {_OCC_BLOCK} threads per H100 SM")
+    return smem
+
+
+#: copy_occupancy's launches in order: H100 blocks per SM -> dynamic shared memory per block
+#: (bytes; unused by the kernel, it only limits how many 256-thread blocks an SM holds).
+#: {1: 174080, 2: 96256, 3: 67072, 4: 51456, 6: 35072, 8: 0}
+COPY_OCCUPANCY_SMEM: dict[int, int] = {k: copy_occupancy_smem(k) for k in _OCC_BLOCKS_PER_SM}
+
+
+def _run_copy_occupancy(xp, n, rng):
+    if n % 4:
+        raise ValueError(f"copy_occupancy: n={n} must be a multiple of 4 (float4 elements)")
+    a = _uniform_f32(rng, n)
+    L = _Launcher(xp, "memory.ptx")
+    d_a = L.upload("a", a)
+    outs, exps = {}, {}
+    for k, smem in COPY_OCCUPANCY_SMEM.items():
+        d_b = xp.zeros(n, np.float32)
+        L("copy_vec4", (_cdiv(n // 4, _OCC_BLOCK),), (_OCC_BLOCK,), (d_a, d_b, np.uint32(n // 4)), shared_mem=smem)
+        outs[f"out_k{k}"] = d_b.get()
+        exps[f"out_k{k}"] = a.copy()
+    return L.result(outs, exps)
+
+
 # --------------------------------------------------------------------------- the registry
 
 _M = 2**20
@@ -877,6 +948,10 @@ _CASE_LIST: list[Case] = [
          n_means="floats (multiple of 4)"),
     Case("copy_grid_stride", "memory", "memory.ptx", "copy_grid_stride", _M, 5000, _run_copy_grid_stride,
          "memory-bound grid-stride copy, 4 loads in flight per thread (occupancy, Little's law)"),
+    Case("copy_occupancy", "memory", "memory.ptx", "copy_vec4", _M, 4096, _run_copy_occupancy,
+         "occupancy cut by dynamic shared memory: the float4 copy at 1, 2, 3, 4, 6, 8 blocks/SM "
+         "(COPY_OCCUPANCY_SMEM); bandwidth rises with resident warps and levels off (Little's law)",
+         n_means="floats (multiple of 4)"),
     Case("aos_update", "memory", "memory.ptx", "aos_update", 2**18, 1000, _run_aos_update,
          "Array-of-Structures update of u and y[0]: 80-byte stride between threads (uncoalesced)",
          n_means="structs of 20 floats"),
@@ -967,6 +1042,50 @@ for _name, _case in CASES.items():
 del _name, _case
 
 
+# --------------------------------------------------------------------------- timing sizes
+
+# The problem sizes the timing comparison (simulator timing mode vs the H100's Nsight Compute
+# counters, validation/probes/timing_on_gpu.py) runs each case at: its test_n and one "medium"
+# size of about 2**15 to 2**16 threads in total, small enough for the timing simulator (~30,000
+# warp-instructions per host second).  n counts what the case's ``n_means`` says:
+#   reduce_*:          input floats/ints (2**15 and 2**16; v3-v7 use 2 elements per thread)
+#   matmul_*:          matrix side N (64: 4096 outputs; 128: 16384 outputs/threads, fewer for regtile)
+#   conv1d_*:          outputs (= threads)
+#   copy_*/axpy/gmem_*: elements (copy_vec4: floats, 4 per thread); aos/soa: structs (= threads)
+#   local_hist8:       threads; ilp_*: elements (1, 2 or 4 per thread); divergence/warp: elements
+#   transpose_*:       matrix side (256: 65536 threads); shared_stride: floats (1024 per block)
+#   micro smem_*:      one warp (test_n only)
+#   copy_occupancy:    floats (4 per thread): 2**18 (256 blocks) and 2**20 (1024 blocks), each
+#                      size launched 6 times (COPY_OCCUPANCY_SMEM)
+_MEDIUM_BY_GROUP: dict[str, tuple[int, ...]] = {
+    "reduce": (2**15, 2**16),
+    "matmul": (64, 128),
+    "conv": (2**16,),
+    "memory": (2**16,),
+    "ilp": (2**16,),
+    "divergence": (2**16,),
+    "warp": (2**16,),
+}
+_MEDIUM_BY_CASE: dict[str, tuple[int, ...]] = {
+    "transpose_naive": (256,), "transpose_conflict": (256,), "transpose_padded": (256,),
+    "transpose_swizzled": (256,), "shared_stride": (2**16,),
+    "smem_stride_u32": (), "smem_stride_v2_u32": (), "smem_stride_v4_u32": (), "smem_same_word_u32": (),
+    "gmem_stride_u32": (2**16,), "gmem_offset_u32": (2**16,), "gmem_uniform_u32": (2**16,),
+    "copy_occupancy": (2**18, 2**20),
+}
+
+
+def _timing_sizes(case: Case) -> tuple[int, ...]:
+    """test_n plus the medium sizes of the case (by name) or its group; a case of another group
+    (shared, micro) that is not listed above is timed at its test_n only."""
+    medium = _MEDIUM_BY_CASE.get(case.name, _MEDIUM_BY_GROUP.get(case.group, ()))
+    return tuple(sorted({case.test_n, *medium}))
+
+
+#: case name -> problem sizes n (ascending; the first is the case's test_n) of the timing comparison
+TIMING_SIZES: dict[str, tuple[int, ...]] = {name: _timing_sizes(case) for name, case in CASES.items()}
+
+
 # --------------------------------------------------------------------------- DryRun
 
 
@@ -1032,6 +1151,7 @@ class _DryModule:
         self.dry = dry
         self.path = path
         self.entries = entry_params(path.read_text())
+        self.max_dynamic: dict[str, int] = {}   #: kernel -> raised max_dynamic_shared_size_bytes
 
     def get_function(self, name: str) -> "_DryKernel":
         if name not in self.entries:
@@ -1050,6 +1170,18 @@ class _DryKernel:
         self.module = module
         self.name = name
 
+    @property
+    def max_dynamic_shared_size_bytes(self) -> int:
+        """CUDA's launch limit for dynamic shared memory: 48 KiB unless raised (static smem ignored)."""
+        return self.module.max_dynamic.get(self.name, _DEFAULT_DYNAMIC_SMEM)
+
+    @max_dynamic_shared_size_bytes.setter
+    def max_dynamic_shared_size_bytes(self, value: int) -> None:
+        if not 0 <= int(value) <= 227 * 1024:
+            raise ValueError(f"{self.module.path.name}:{self.name}: max_dynamic_shared_size_bytes={value} "
+                             f"outside 0..{227 * 1024}")
+        self.module.max_dynamic[self.name] = int(value)
+
     def __call__(self, grid, block, args, shared_mem: int = 0):
         where = f"{self.module.path.name}:{self.name}"
         info = self.module.entries[self.name]
@@ -1067,6 +1199,9 @@ class _DryKernel:
             raise ValueError(f"{where}: block {block} but .reqntid {req}")
         if not (0 <= int(shared_mem) <= 227 * 1024):
             raise ValueError(f"{where}: shared_mem {shared_mem} out of range")
+        if int(shared_mem) > self.max_dynamic_shared_size_bytes:
+            raise ValueError(f"{where}: shared_mem {shared_mem} exceeds max_dynamic_shared_size_bytes "
+                             f"{self.max_dynamic_shared_size_bytes} (raise it first, as CUDA requires)")
         params = info["params"]
         if len(args) != len(params):
             raise ValueError(f"{where}: {len(args)} arguments for {len(params)} .param")
