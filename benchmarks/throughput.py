@@ -1,4 +1,4 @@
-"""Functional-mode throughput: thread-instructions per host second, and peak memory.
+"""Simulation throughput of either engine: instructions per host second, and peak memory.
 
 Runs each selected suite case once in a fresh subprocess (so that its peak
 resident memory is its own) and prints a Markdown table for the README:
@@ -7,8 +7,13 @@ thread-instructions per second and peak RSS.
 
 Usage::
 
-    python benchmarks/functional_throughput.py            # reductions at n = 2**22, matmuls at 512
-    python benchmarks/functional_throughput.py --cases reduce_v3 --n 1048576
+    python benchmarks/throughput.py                  # functional: reductions at n = 2**22, matmuls at 512
+    python benchmarks/throughput.py --mode timing    # timing: reductions at n = 2**20, matmuls at 256
+    python benchmarks/throughput.py --cases reduce_v3 --n 1048576
+
+The timing engine is measured in warp-instructions per second (the unit
+GPGPU-Sim and Accel-Sim report), the functional engine in thread-instructions
+per second.
 
 Sizes: the reductions run at n = 2**22 floats as the issue asks. The matmul
 cases run at 512 x 512 (2**18 outputs): at n = 2**22 outputs (2048 x 2048) the
@@ -29,22 +34,25 @@ import time
 DEFAULT = [("reduce_v0", 1 << 22), ("reduce_v1", 1 << 22), ("reduce_v2", 1 << 22), ("reduce_v3", 1 << 22),
            ("reduce_v4", 1 << 22), ("reduce_v5", 1 << 22), ("reduce_v6", 1 << 22), ("reduce_v7", 1 << 22),
            ("matmul_naive", 512), ("matmul_tiled", 512), ("matmul_regtile", 512)]
+TIMING = [(c, 1 << 20) for c, _ in DEFAULT[:7]] + [("matmul_naive", 256), ("matmul_tiled", 256),
+                                                   ("matmul_regtile", 256)]
 
 
-def one(case: str, n: int) -> dict:
+def one(case: str, n: int, mode: str) -> dict:
     import resource
 
     import gpusim
     from gpusim.suite import CASES, check, run_case
 
-    with gpusim.Device("h100"):
+    with gpusim.Device("h100", mode):
         r = run_case(CASES[case], gpusim, n, 0)
     ok, msg = check(r)
     sim = sum(x.host_seconds for x in r.launches)
     thread = sum(x.metrics["smsp__thread_inst_executed.sum"] for x in r.launches)
     warp = sum(x.metrics["smsp__inst_executed.sum"] for x in r.launches)
-    return {"case": case, "n": n, "launches": len(r.launches), "warp_inst": warp, "thread_inst": thread,
-            "sim_seconds": sim, "thread_inst_per_s": thread / sim, "peak_rss_mib": resource.getrusage(
+    return {"case": case, "n": n, "mode": mode, "launches": len(r.launches), "warp_inst": warp, "thread_inst": thread,
+            "sim_seconds": sim, "thread_inst_per_s": thread / sim, "warp_inst_per_s": warp / sim,
+            "cycles": sum(x.cycles or 0 for x in r.launches), "peak_rss_mib": resource.getrusage(
                 resource.RUSAGE_SELF).ru_maxrss / 1024, "ok": ok, "check": msg}
 
 
@@ -53,19 +61,22 @@ def main() -> int:
     ap.add_argument("--cases", nargs="*", help="case names (default: the reductions and matmuls)")
     ap.add_argument("--n", type=int, help="problem size for every case")
     ap.add_argument("--json", help="also write the rows to this JSON file")
-    ap.add_argument("--_one", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--mode", choices=("functional", "timing"), default="functional", help="engine (default functional)")
+    ap.add_argument("--_one", nargs=3, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a._one:
-        print(json.dumps(one(a._one[0], int(a._one[1]))))
+        print(json.dumps(one(a._one[0], int(a._one[1]), a._one[2])))
         return 0
-    todo = [(c, a.n or dict(DEFAULT).get(c, 1 << 22)) for c in a.cases] if a.cases else DEFAULT
+    default = TIMING if a.mode == "timing" else DEFAULT
+    todo = [(c, a.n or dict(default).get(c, 1 << 20)) for c in a.cases] if a.cases else default
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     rows = []
-    print("| case | n | launches | warp inst | thread inst | host s | thread inst/s | peak RSS MiB | check |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    rate = "warp inst/s | cycles" if a.mode == "timing" else "thread inst/s"
+    print(f"| case | n | launches | warp inst | thread inst | host s | {rate} | peak RSS MiB | check |")
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if a.mode == "timing" else "") + "---:|---|")
     for case, n in todo:
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, __file__, "--_one", case, str(n)], env=env, capture_output=True,
+        out = subprocess.run([sys.executable, __file__, "--_one", case, str(n), a.mode], env=env, capture_output=True,
                              text=True, check=False)
         if out.returncode != 0:
             print(f"| {case} | {n} | failed: {out.stderr.strip().splitlines()[-1] if out.stderr else '?'} |")
@@ -74,7 +85,9 @@ def main() -> int:
         r["wall_seconds"] = time.perf_counter() - t0
         rows.append(r)
         print(f"| {case} | {n:,} | {r['launches']} | {r['warp_inst']:,} | {r['thread_inst']:,} | "
-              f"{r['sim_seconds']:.2f} | {r['thread_inst_per_s'] / 1e6:.0f} M | {r['peak_rss_mib']:.0f} | "
+              f"{r['sim_seconds']:.2f} | " + (f"{r['warp_inst_per_s']:,.0f} | {r['cycles']:,}" if a.mode == "timing"
+                                               else f"{r['thread_inst_per_s'] / 1e6:.0f} M") +
+              f" | {r['peak_rss_mib']:.0f} | "
               f"{'ok' if r['ok'] else 'MISMATCH'} |", flush=True)
     if a.json:
         with open(a.json, "w") as f:

@@ -245,6 +245,9 @@ class GPUConfig(BaseModel):
     sm_count: int = _int("streaming multiprocessors (multiProcessorCount), SMs", ge=1)
     warp_size: Literal[32] = Field(..., description="threads per warp (always 32), threads")
     clock_hz: float = Field(..., gt=0, description="SM clock (boost), Hz")
+    launch_overhead_cycles: int = _int(
+        "SM cycles a kernel takes beyond its CTAs' work (launch, CTA rasterisation, completion), "
+        "added to sm__cycles_elapsed.avg by the timing model", ge=0)
     max_threads_per_block: int = _int("threads per block (maxThreadsPerBlock), threads", ge=1)
     max_block_dims: tuple[int, int, int] = Field(..., description="maximum block dimensions (x, y, z), threads")
     max_grid_dims: tuple[int, int, int] = Field(..., description="maximum grid dimensions (x, y, z), blocks")

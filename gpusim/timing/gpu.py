@@ -98,6 +98,15 @@ class Launch:
         elif self.next_block < self.grid.n_blocks:
             self.env.process(self._delayed_start(sm))
 
+    def _dispatch_first_wave(self):
+        """After the launch overhead (``launch_overhead_cycles``, MEAS on the H100), fill every SM up
+        to the occupancy limit, one CTA per SM per round."""
+        yield self.env.timeout(self.cfg.launch_overhead_cycles)
+        for _ in range(self.occ.blocks_per_sm):
+            for sm in self.sms:
+                if self.next_block < self.grid.n_blocks:
+                    self._start_cta(sm, self.env.now)
+
     def _delayed_start(self, sm: SM):
         yield self.env.timeout(CTA_LAUNCH_CYCLES)
         self._start_cta(sm, self.env.now)
@@ -109,10 +118,7 @@ class Launch:
         Raises:
             gpusim.errors.KernelFault: a functional fault, a deadlock, or more than ``max_cycles`` cycles.
         """
-        for _ in range(self.occ.blocks_per_sm):
-            for sm in self.sms:
-                if self.next_block < self.grid.n_blocks:
-                    self._start_cta(sm, 0)
+        self.env.process(self._dispatch_first_wave())
         limit = self.env.timeout(self.max_cycles)
         try:
             self.env.run(until=self.done | limit)

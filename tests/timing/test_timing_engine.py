@@ -16,8 +16,10 @@ from gpusim.suite import CASES, run_case
 PTX = pathlib.Path(__file__).parent / "ptx" / "timing.ptx"
 
 
-def _launch(kernel: str, grid, block, **device):
-    with gpusim.Device("h100", mode="timing", **device):
+def _launch(kernel: str, grid, block, overrides=None, **device):
+    # No launch overhead, so that issue logs start at cycle 0.
+    overrides = {"launch_overhead_cycles": 0, **(overrides or {})}
+    with gpusim.Device("h100", mode="timing", overrides=overrides, **device):
         out = gpusim.zeros(1024, np.float32)
         return gpusim.RawModule(path=str(PTX)).get_function(kernel)(grid, block, (out,))
 
