@@ -17,6 +17,9 @@ import gpusim
 from gpusim.suite import CASES, check, run_case
 
 GPU_OUTPUTS = Path(__file__).resolve().parents[1] / "validation" / "reports" / "h100" / "suite_outputs_h100.npz"
+# test_n outputs recorded by validation/probes/timing_on_gpu.py --events (same seed and sizes): they
+# cover cases added after suite_outputs_h100.npz was recorded (copy_occupancy)
+TIMING_OUTPUTS = GPU_OUTPUTS.with_name("timing_outputs_h100.npz")
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +27,12 @@ def h100_outputs():
     if not GPU_OUTPUTS.exists():
         pytest.skip(f"no recorded H100 outputs at {GPU_OUTPUTS}")
     with np.load(GPU_OUTPUTS) as data:
-        return {k: data[k] for k in data.files}
+        outputs = {k: data[k] for k in data.files}
+    if TIMING_OUTPUTS.exists():
+        with np.load(TIMING_OUTPUTS) as data:
+            recorded = {k.split("/", 1)[0] for k in outputs}
+            outputs.update({k: data[k] for k in data.files if k.split("/", 1)[0] not in recorded})
+    return outputs
 
 
 @pytest.fixture(scope="module")
