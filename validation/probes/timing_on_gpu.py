@@ -23,6 +23,9 @@ dependencies needed: the suite is loaded by file path)::
     # writes DIR/timing_{h100.json,events_h100.json,manifest_h100.json,ncu_raw_h100.csv.gz,
     # outputs_h100.npz,probe_log_h100.txt}
     python3 validation/probes/timing_on_gpu.py --profile --events --out DIR
+    # more metrics for the same launches later: a second --profile run with --metrics, merged
+    python3 validation/probes/timing_on_gpu.py --profile --metrics m1,m2 --out DIR2
+    python3 validation/probes/timing_on_gpu.py --merge DIR/timing_h100.json DIR2/timing_h100.json
 
 ``--cases`` restricts the cases, ``--test-only`` runs test_n only, ``--extra
 CASE:N`` adds GPU-only sizes (marked ``"extra": true``; ``--profile`` adds
@@ -565,6 +568,52 @@ def cmd_join(args) -> int:
     return 0 if not problems else 1
 
 
+def merge(main: dict, supp: dict) -> tuple[dict, list[str]]:
+    """Add a supplementary ncu run's metrics to ``main`` launch by launch.
+
+    The runs must hold the same launches (case, n, launch, kernel, grid, block, shared_mem) in the
+    same order.  A metric new to ``main`` goes into each launch's ``metrics`` (unit into
+    meta.units); one ``main`` already has (re-measured, e.g. cycles) goes into ``metrics_rerun``,
+    so the two runs' values can be compared.  meta.supplementary_runs records the second run.
+    """
+    key = ("case", "n", "launch", "kernel", "grid", "block", "shared_mem")
+    problems = []
+    if len(main["launches"]) != len(supp["launches"]):
+        problems.append(f"{len(main['launches'])} launches vs {len(supp['launches'])} in the supplement")
+    for i, (a, b) in enumerate(zip(main["launches"], supp["launches"])):
+        if [a[k] for k in key] != [b[k] for k in key]:
+            problems.append(f"launch {i}: {[a[k] for k in key]} != {[b[k] for k in key]}")
+    if problems:
+        return main, problems
+    units = main["meta"].setdefault("units", {})
+    for a, b in zip(main["launches"], supp["launches"]):
+        for name, value in (b.get("metrics") or {}).items():
+            if a.get("metrics") is not None and name not in a["metrics"]:
+                a["metrics"][name] = value
+            else:
+                a.setdefault("metrics_rerun", {})[name] = value
+    for name, unit in supp["meta"].get("units", {}).items():
+        units.setdefault(name, unit)
+    sm = supp["meta"]
+    main["meta"].setdefault("supplementary_runs", []).append(
+        {k: sm.get(k) for k in ("time_utc", "ncu_version", "ncu_command", "ncu_rc", "metrics_requested",
+                                "metrics_dropped", "join_problems", "sm_clock_hz_median", "sm_clock_hz_range",
+                                "dram_clock_hz_median", "nvidia_smi_before", "nvidia_smi_after")})
+    return main, problems
+
+
+def cmd_merge(args) -> int:
+    main_path, supp_path = map(pathlib.Path, args.merge)
+    merged, problems = merge(json.loads(main_path.read_text()), json.loads(supp_path.read_text()))
+    for p in problems:
+        print("MERGE PROBLEM:", p)
+    if problems:
+        return 1
+    main_path.write_text(dump_json(merged))
+    print(f"merged {len(merged['launches'])} launches of {supp_path} into {main_path}")
+    return 0
+
+
 # --------------------------------------------------------------------------- the whole pipeline
 
 
@@ -653,7 +702,8 @@ def cmd_profile(args) -> int:
         log("ncu cannot profile a one-metric trial launch; its output:\n" + out[-4000:])
         flush_log()
         return 2
-    metrics = list(METRICS)
+    requested = list(args.metrics.split(",")) if args.metrics else list(METRICS)
+    metrics = list(requested)
     dropped: dict[str, str] = {}
     ok, out = trial(metrics)
     if not ok:
@@ -713,7 +763,7 @@ def cmd_profile(args) -> int:
     # ---- 3. join
     manifest = json.loads(manifest_path.read_text())
     extra_meta = {"ncu": ncu, "ncu_version": ncu_version.strip(), "ncu_command": shlex.join(ncu_cmd),
-                  "ncu_rc": rc, "metrics_requested": list(METRICS), "metrics_dropped": dropped,
+                  "ncu_rc": rc, "metrics_requested": requested, "metrics_dropped": dropped,
                   "nvidia_smi_before": smi.strip(),
                   "ncu_defaults_kept": "kernel replay; --cache-control all (L1/L2 flushed before each pass)"}
     _, smi_after = _sh(["nvidia-smi", "--query-gpu=clocks.sm,clocks.mem,temperature.gpu", "--format=csv"])
@@ -750,6 +800,8 @@ def main(argv=None) -> int:
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--manifest", metavar="FILE", help="run the launches, write the manifest (JSON)")
     mode.add_argument("--join", nargs=2, metavar=("NCU_CSV", "MANIFEST"), help="join ncu rows with a manifest")
+    mode.add_argument("--merge", nargs=2, metavar=("TIMING_JSON", "SUPPLEMENT_JSON"),
+                      help="add a second --profile run's metrics (same launches) to TIMING_JSON")
     mode.add_argument("--profile", action="store_true", help="metric check, ncu run, join (+ --events)")
     ap.add_argument("--events", action="store_true",
                     help="time each launch with CUDA events (no ncu); with --profile: afterwards")
@@ -759,6 +811,7 @@ def main(argv=None) -> int:
     ap.add_argument("--test-only", action="store_true", help="only test_n sizes")
     ap.add_argument("--extra", nargs="*", default=None, metavar="CASE:N", help="extra GPU-only sizes")
     ap.add_argument("--meta-json", help="--join: JSON object merged into meta (ncu version, command...)")
+    ap.add_argument("--metrics", help="--profile: comma-separated ncu metrics instead of METRICS")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--ncu-timeout", type=float, default=380.0, help="--profile: seconds for the ncu run")
@@ -770,6 +823,8 @@ def main(argv=None) -> int:
         return cmd_manifest(args)
     if args.join:
         return cmd_join(args)
+    if args.merge:
+        return cmd_merge(args)
     if args.profile:
         return cmd_profile(args)
     if args.events:
