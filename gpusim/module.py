@@ -24,7 +24,6 @@ from gpusim.functional.launch import LaunchResult, run_functional
 from gpusim.ndarray import ndarray
 from gpusim.occupancy import max_active_blocks
 from gpusim.ptxas import PtxasError, resource_usage
-from gpusim.timing import run_timing
 from isa import parse, parse_file
 from isa.ir import Kernel, Module, Param
 
@@ -171,6 +170,8 @@ class RawKernel:
         self._check_launch(dev, g, int(shared_mem))
         params = self._pack(dev, args)
         if dev.mode == "timing":
+            from gpusim.timing import run_timing  # SimPy is imported only by timing-mode users
+
             occ = max_active_blocks(dev.config, g.threads_per_block, self._registers(dev),
                                     self.kernel.static_shared_bytes, int(shared_mem),
                                     max(int(shared_mem), self.max_dynamic_shared_size_bytes))

@@ -26,8 +26,11 @@ def test_device_context_selects_config_and_memory():
     with gpusim.Device("a100") as a:
         arr = gpusim.zeros(4, np.uint32)
         assert arr.device is a and a.config.name.lower().startswith("a100")
-    with pytest.raises(GpusimError, match=r"mode='timing' is not available yet"):
-        gpusim.Device("h100", mode="timing")
+    assert gpusim.Device("h100", mode="timing").mode == "timing"
+    with pytest.raises(GpusimError, match=r"unknown mode 'cycle'; choose one of functional, timing"):
+        gpusim.Device("h100", mode="cycle")
+    with pytest.raises(GpusimError, match=r"max_cycles must be a positive integer, got 0"):
+        gpusim.Device("h100", mode="timing", max_cycles=0)
 
 
 @pytest.fixture
