@@ -12,7 +12,7 @@ while waiting (Nsight Compute's warp-state names, NCU #warp-stall-reasons):
 * ``wait``: results of fixed-latency pipes (ALU, FMA, FP64), whose
   dependencies the compiler encodes as fixed stall counts.
 
-Imports isa and gpusim.config only; never simpy or cupy.
+Imports isa, gpusim.config and gpusim.functional.memops only; never simpy or cupy.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpusim.config import GPUConfig
+from gpusim.functional.memops import state_space
 from isa.ir import Addr, Instr, Kernel, PredPair, Reg, Vec
 from isa.opcodes import Kind
 
@@ -71,14 +72,6 @@ def _names(op) -> list[str]:
     return []
 
 
-def _space(ins: Instr) -> str:
-    for m in ins.mods:
-        s = m.split("::")[0]
-        if s in ("global", "shared", "local", "param", "const"):
-            return s
-    return "generic"
-
-
 def _one(ins: Instr, cfg: GPUConfig) -> Timed:
     kind = ins.spec.kind
     unit = ins.spec.unit_of(ins)
@@ -87,7 +80,7 @@ def _one(ins: Instr, cfg: GPUConfig) -> Timed:
     reads = [n for op in (ops[1:] if writes else ops) for n in _names(op)]
     if ins.guard is not None:
         reads.append(ins.guard.name)
-    space = _space(ins) if kind in (Kind.LD, Kind.ST, Kind.ATOM) else ""
+    space = state_space(ins) if kind in (Kind.LD, Kind.ST, Kind.ATOM) else ""
     spec = cfg.sm.units[unit]
     if space in ("global", "local", "generic"):
         reason = "long_scoreboard"

@@ -17,7 +17,6 @@ the timing package's own modules; never cupy.
 
 from __future__ import annotations
 
-import collections
 import time
 
 import numpy as np
@@ -70,14 +69,9 @@ class Launch:
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
         self.next_block = 0
         self.retired = 0
-        self._age = 0
         self.done = self.env.event()
         # CTAs go to SMs in SM order first, so SMs beyond the grid's CTA count never get one.
         self.sms = [SM(self, i) for i in range(min(cfg.sm_count, grid.n_blocks))]
-
-    def next_age(self) -> int:
-        self._age += 1
-        return self._age
 
     # ---------------------------------------------------------------- CTAs
     def _start_cta(self, sm: SM, now: int) -> None:
@@ -88,7 +82,7 @@ class Launch:
         stepper = CTAStepper(self.kernel, self.grid, b, self.params, self.memory, self.dynamic_shared,
                              self.counters, self.stats, self.cfg.sm_count, self.cfg.sm.max_warps, sm.index,
                              slots[0], lambda: self.env.now)
-        sm.add_cta(CTA(b, stepper, sm, slots, now), now)
+        sm.add_cta(CTA(b, stepper, sm, slots), now)
 
     def cta_done(self, sm: SM, cta: CTA, now: int) -> None:
         """Called by ``sm`` when ``cta``'s last warp exits."""

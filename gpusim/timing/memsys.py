@@ -118,7 +118,6 @@ class MemorySystem:
     """
 
     def __init__(self, cfg: GPUConfig, l1_bytes: int):
-        self.cfg = cfg
         self.l1_lines = max(1, l1_bytes // cfg.l1.line_bytes)
         self.l1: dict[int, SectorCache] = {}
         self.l1_free: dict[int, int] = collections.defaultdict(int)

@@ -75,10 +75,10 @@ LOCAL_BASE = 1 << 52
 class CTA:
     """A resident thread block: its functional state and its warps."""
 
-    __slots__ = ("block", "stepper", "warps", "live_warps", "sm", "slots", "start")
+    __slots__ = ("block", "stepper", "warps", "live_warps", "sm", "slots")
 
-    def __init__(self, block: int, stepper, sm: "SM", slots: list[int], start: int):
-        self.block, self.stepper, self.sm, self.slots, self.start = block, stepper, sm, slots, start
+    def __init__(self, block: int, stepper, sm: "SM", slots: list[int]):
+        self.block, self.stepper, self.sm, self.slots = block, stepper, sm, slots
         self.warps: list[Warp] = []
         self.live_warps = 0
 
@@ -90,11 +90,11 @@ class Warp:
     ``dep_ready``/``dep_reason`` summarise it for the next instruction.
     """
 
-    __slots__ = ("cta", "wid", "slot", "sched", "age", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
+    __slots__ = ("cta", "wid", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done")
 
-    def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", age: int, now: int, launch: "Launch"):
-        self.cta, self.wid, self.slot, self.sched, self.age = cta, wid, slot, sched, age
+    def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: "Launch"):
+        self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
         self.pc = cta.stepper.warp_pc(wid)
         self.pend: dict[str, tuple[float, str]] = {}
         self.dep_ready, self.dep_reason = now, "wait"
@@ -219,7 +219,7 @@ class SM:
         n_sched = len(self.schedulers)
         for wid, slot in enumerate(cta.slots):
             sched = self.schedulers[slot % n_sched]
-            w = Warp(cta, wid, slot, sched, launch.next_age(), now, launch)
+            w = Warp(cta, wid, slot, sched, now, launch)
             if w.pc == DONE:  # a warp with no thread (cannot happen for valid blocks)
                 w.done = True
                 continue

@@ -303,11 +303,16 @@ def _gpu_meta(sog, xp, dry: bool) -> dict:
     return meta
 
 
-def cmd_manifest(args) -> int:
+def _setup(args):
+    """(suite_on_gpu module, suite module, xp, sync, free, planned runs) for a command."""
     sog = load_suite_on_gpu()
     suite = sog.load_suite()
     xp, sync, free = _xp_for(args.dry, suite)
-    runs = plan(suite, args.cases, args.test_only, args.extra)
+    return sog, suite, xp, sync, free, plan(suite, args.cases, args.test_only, args.extra)
+
+
+def cmd_manifest(args) -> int:
+    sog, suite, xp, sync, free, runs = _setup(args)
     path = pathlib.Path(args.manifest)
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = _gpu_meta(sog, xp, args.dry)
@@ -345,10 +350,7 @@ def cmd_manifest(args) -> int:
 
 
 def cmd_events(args) -> int:
-    sog = load_suite_on_gpu()
-    suite = sog.load_suite()
-    xp, sync, free = _xp_for(args.dry, suite)
-    runs = plan(suite, args.cases, args.test_only, args.extra)
+    sog, suite, xp, sync, free, runs = _setup(args)
     out_dir = pathlib.Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     times: list[dict] = []
