@@ -57,9 +57,13 @@ class LaunchResult:
             each warp state (``selected``, ``not_selected``, ``long_scoreboard``...,
             :data:`gpusim.timing.sm.REASONS`) while that instruction was the warp's
             next one; int64 arrays of shape (number of instructions,).
-        events: timing mode with ``Device(record_events=True)``: one tuple
-            ``(cycle, sm, warp slot, linear CTA id, pc, active threads)`` per issued
-            warp instruction, in issue order.
+        events: timing mode with ``Device(record_events=True)``: one
+            :class:`gpusim.timing.sm.IssueEvent` per issued warp instruction, in
+            issue order (cycle, SM, warp slot, CTA, warp, pc, active threads, the
+            cycle its results are ready, memory space, stall segments before it).
+        cta_spans: timing mode with ``Device(record_events=True)``: one tuple
+            ``(linear CTA id, sm, warp slots, start cycle, end cycle)`` per CTA, in
+            retirement order.
         occupancy: timing mode: the launch's theoretical occupancy
             (:class:`gpusim.occupancy.OccupancyResult`).
     """
@@ -76,6 +80,7 @@ class LaunchResult:
     cycles: int | None = None
     stalls: dict[str, np.ndarray] | None = None
     events: list | None = None
+    cta_spans: list | None = None
     occupancy: object | None = None
 
 

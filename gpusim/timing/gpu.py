@@ -50,7 +50,8 @@ class Launch:
         cfg: the GPU configuration.
         occ: the launch's theoretical occupancy (blocks per SM; must be >= 1).
         max_cycles: the launch fails after this many cycles (spin loops, deadlocks).
-        record_events: keep ``(cycle, sm, warp slot, cta, pc, active threads)`` per issue in ``events``.
+        record_events: keep an :class:`~gpusim.timing.sm.IssueEvent` per issued warp instruction in
+            ``events`` and ``(cta, sm, warp slots, start cycle, end cycle)`` per CTA in ``cta_spans``.
     """
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
@@ -64,6 +65,8 @@ class Launch:
         self.stats = memory_counters()
         self.stalls = np.zeros((n, len(REASONS)), np.int64)
         self.events: list | None = [] if record_events else None
+        self.cta_spans: list | None = [] if record_events else None
+        self._cta_start: dict[int, int] = {}
         self.branches = self.divergent_branches = 0
         carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
@@ -82,11 +85,15 @@ class Launch:
         stepper = CTAStepper(self.kernel, self.grid, b, self.params, self.memory, self.dynamic_shared,
                              self.counters, self.stats, self.cfg.sm_count, self.cfg.sm.max_warps, sm.index,
                              slots[0], lambda: self.env.now)
+        self._cta_start[b] = now
         sm.add_cta(CTA(b, stepper, sm, slots), now)
 
     def cta_done(self, sm: SM, cta: CTA, now: int) -> None:
         """Called by ``sm`` when ``cta``'s last warp exits."""
         self.retired += 1
+        start = self._cta_start.pop(cta.block)
+        if self.cta_spans is not None:
+            self.cta_spans.append((cta.block, sm.index, tuple(cta.slots), start, now))
         if self.retired == self.grid.n_blocks:
             self.done.succeed()
         elif self.next_block < self.grid.n_blocks:
@@ -193,6 +200,6 @@ def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMem
     res.metrics = launch.metrics(cycles)
     res.cycles = cycles
     res.stalls = {r: launch.stalls[:-1, i] for i, r in enumerate(REASONS)}
-    res.events = launch.events
+    res.events, res.cta_spans = launch.events, launch.cta_spans
     res.host_seconds = time.perf_counter() - t0
     return res

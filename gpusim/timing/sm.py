@@ -41,7 +41,7 @@ package's own modules; never cupy.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import simpy
@@ -53,7 +53,7 @@ from isa.opcodes import Kind
 if TYPE_CHECKING:  # pragma: no cover
     from gpusim.timing.gpu import Launch
 
-__all__ = ["Warp", "CTA", "Scheduler", "SM", "REASONS", "INF"]
+__all__ = ["Warp", "CTA", "Scheduler", "SM", "IssueEvent", "REASONS", "INF"]
 
 INF = float("inf")
 #: Warp-state (stall) reasons reported, in Nsight Compute's names (NCU #warp-stall-reasons).
@@ -70,6 +70,35 @@ GROUP_WARPS = 8
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
 #: that uniform per-thread offsets coalesce, as in CUDA's local-memory layout).
 LOCAL_BASE = 1 << 52
+
+
+class IssueEvent(NamedTuple):
+    """One issued warp instruction (recorded with ``Device(record_events=True)``).
+
+    Attributes:
+        cycle: the SM cycle it issued.
+        sm, slot: the SM and the warp slot on it (slot mod 4 is the scheduler).
+        cta, warp: linear CTA id and warp index inside the CTA.
+        pc: index of the instruction in the kernel (``Kernel.instrs``).
+        active: threads that executed it.
+        ready: the cycle its results are ready (memory: when the data returns).
+        space: state space of its memory access (``"global"``, ``"shared"``,
+            ``"local"``...) or ``""``.
+        stalls: the warp's cycles since its previous issue as ``(first cycle,
+            end cycle (exclusive), reason)`` segments, reasons of :data:`REASONS`;
+            they tile the cycles from the previous issue + 1 to ``cycle``.
+    """
+
+    cycle: int
+    sm: int
+    slot: int
+    cta: int
+    warp: int
+    pc: int
+    active: int
+    ready: int
+    space: str
+    stalls: tuple
 
 
 class CTA:
@@ -250,15 +279,18 @@ class SM:
         t_ready, reason = sched.ready_at(w)
         # Stall accounting for the cycles since the warp's previous issue.
         first = w.last_issue + 1
-        stalls = launch.stalls[w.pc]
         dep = min(max(w.dep_ready, first), now)
+        segs = []
         if dep > first:
-            stalls[_R[w.dep_reason]] += dep - first
+            segs.append((first, dep, w.dep_reason))
         if reason != w.dep_reason and t_ready > dep:
-            stalls[_R[reason]] += min(t_ready, now) - dep
+            segs.append((dep, min(t_ready, now), reason))
             dep = min(t_ready, now)
         if now > dep:
-            stalls[_R["not_selected"]] += now - dep
+            segs.append((dep, now, "not_selected"))
+        stalls = launch.stalls[w.pc]
+        for a, b, r in segs:
+            stalls[_R[r]] += b - a
         stalls[0] += 1
         w.last_issue = now
         sched.last = w
@@ -266,8 +298,6 @@ class SM:
         step = w.cta.stepper.step(w.wid)
         timed = w.timed
         sched.unit_free[timed.unit] = now + timed.interval
-        if launch.events is not None:
-            launch.events.append((now, self.index, w.slot, w.cta.block, timed.pc, step.active))
         floor = now + 1
         done = now + timed.latency
         kind = timed.kind
@@ -280,6 +310,9 @@ class SM:
             floor = now + timed.latency
         for r in timed.writes:
             w.pend[r] = (done, timed.reason)
+        if launch.events is not None:
+            launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, step.active,
+                                            int(np.ceil(done)), timed.space or "", tuple(segs)))
         w.pc = step.next_pc
         if step.released:
             self._release(w.cta, now)

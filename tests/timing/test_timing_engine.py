@@ -35,7 +35,7 @@ def test_dependent_fma_chain_costs_the_fma_latency_per_link():
 def _scheduler0_log(policy: str) -> list[tuple[int, int, int]]:
     # 5 warps: slots 0 and 4 share scheduler 0 (warp slot modulo 4).
     r = _launch("independent", 1, 160, record_events=True, overrides={"sm.scheduler.policy": policy})
-    return [(cycle, slot, pc) for cycle, sm, slot, cta, pc, active in r.events if slot % 4 == 0]
+    return [(e.cycle, e.slot, e.pc) for e in r.events if e.slot % 4 == 0]
 
 
 def test_gto_keeps_issuing_the_same_warp():
@@ -61,7 +61,7 @@ def test_two_level_issues_inside_a_fetch_group_first():
     r = _launch("independent", 2, 1024, record_events=True,
                 overrides={"sm.scheduler.policy": "two_level", "sm_count": 1})
     first: dict[int, int] = {}
-    log = [(cycle, slot) for cycle, sm, slot, cta, pc, active in r.events if slot % 4 == 0]
+    log = [(e.cycle, e.slot) for e in r.events if e.slot % 4 == 0]
     for cycle, slot in log:
         first.setdefault(slot, cycle)
     assert [slot for _, slot in log[:2]] == [0, 4]
@@ -166,3 +166,26 @@ def test_gpusim_run_timing_mode_prints_cycles_and_counters(capsys):
     with gpusim.Device("h100", mode="timing"):
         cycles = run_case(CASES["reduce_v2"], gpusim, 3000).launches[0].cycles
     assert f"  {cycles:,}  " in out
+
+
+def test_events_tile_each_warps_cycles_and_sum_to_the_stall_counters():
+    r = _launch("independent", 2, 1024, record_events=True, overrides={"sm_count": 1})
+    last: dict[tuple[int, int], int] = {}
+    totals = {reason: 0 for reason in r.stalls}
+    for e in r.events:
+        key = (e.cta, e.warp)
+        start = last.get(key)
+        if start is not None:  # stall segments cover exactly the cycles since the warp's previous issue
+            assert [s[0] for s in e.stalls[:1]] in ([start + 1], [])
+            assert all(a < b for a, b, _ in e.stalls)
+            assert all(e.stalls[i][1] == e.stalls[i + 1][0] for i in range(len(e.stalls) - 1))
+            assert (e.stalls[-1][1] if e.stalls else start + 1) == e.cycle
+        last[key] = e.cycle
+        assert e.ready > e.cycle
+        for a, b, reason in e.stalls:
+            totals[reason] += b - a
+        totals["selected"] += 1
+    assert totals == {reason: int(per_pc.sum()) for reason, per_pc in r.stalls.items()}
+    assert totals["selected"] == len(r.events)
+    assert sorted(s[0] for s in r.cta_spans) == [0, 1]
+    assert all(start < end <= r.cycles for _, sm, slots, start, end in r.cta_spans)
