@@ -77,9 +77,13 @@ class Launch:
         self.sms = [SM(self, i) for i in range(min(cfg.sm_count, grid.n_blocks))]
 
     # ---------------------------------------------------------------- CTAs
-    def _start_cta(self, sm: SM, now: int) -> None:
+    def _take_block(self) -> int:
+        """The next CTA of the grid, reserved for an SM (so no CTA is started twice or past the grid)."""
         b = self.next_block
         self.next_block += 1
+        return b
+
+    def _start_cta(self, sm: SM, b: int, now: int) -> None:
         wpb = self.grid.warps_per_block
         slots, sm.free_slots = sm.free_slots[:wpb], sm.free_slots[wpb:]
         stepper = CTAStepper(self.kernel, self.grid, b, self.params, self.memory, self.dynamic_shared,
@@ -97,7 +101,7 @@ class Launch:
         if self.retired == self.grid.n_blocks:
             self.done.succeed()
         elif self.next_block < self.grid.n_blocks:
-            self.env.process(self._delayed_start(sm))
+            self.env.process(self._delayed_start(sm, self._take_block()))
 
     def _dispatch_first_wave(self):
         """After the launch overhead (``launch_overhead_cycles``, MEAS on the H100), fill every SM up
@@ -106,11 +110,11 @@ class Launch:
         for _ in range(self.occ.blocks_per_sm):
             for sm in self.sms:
                 if self.next_block < self.grid.n_blocks:
-                    self._start_cta(sm, self.env.now)
+                    self._start_cta(sm, self._take_block(), self.env.now)
 
-    def _delayed_start(self, sm: SM):
+    def _delayed_start(self, sm: SM, b: int):
         yield self.env.timeout(CTA_LAUNCH_CYCLES)
-        self._start_cta(sm, self.env.now)
+        self._start_cta(sm, b, self.env.now)
 
     # ---------------------------------------------------------------- run
     def run(self) -> int:

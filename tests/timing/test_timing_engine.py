@@ -189,3 +189,18 @@ def test_events_tile_each_warps_cycles_and_sum_to_the_stall_counters():
     assert totals["selected"] == len(r.events)
     assert sorted(s[0] for s in r.cta_spans) == [0, 1]
     assert all(start < end <= r.cycles for _, sm, slots, start, end in r.cta_spans)
+
+
+def test_multi_wave_launch_runs_every_cta_exactly_once():
+    # 2 SMs x 32 resident CTAs (the H100's block limit): CTAs retire within a few cycles of each
+    # other, and each retirement starts the next CTA of the grid on its SM. 200 CTAs = 4 waves.
+    r = _launch("independent", 200, 32, record_events=True, overrides={"sm_count": 2})
+    blocks = sorted(s[0] for s in r.cta_spans)
+    assert blocks == list(range(200))
+    assert r.metrics["smsp__inst_executed.sum"] == 200 * 11
+    per_sm = [sorted(start for _, sm, _, start, _ in r.cta_spans if sm == i) for i in (0, 1)]
+    assert [len(s) for s in per_sm] == [100, 100]
+    # At most 32 CTAs resident on an SM at any time.
+    for i in (0, 1):
+        spans = [(start, end) for _, sm, _, start, end in r.cta_spans if sm == i]
+        assert max(sum(a <= t < b for a, b in spans) for t, _ in spans) == 32
