@@ -16,7 +16,7 @@ import sys
 __all__ = ["main"]
 
 #: Sub-command modules, in the order ``gpusim --help`` lists them.
-_COMMANDS = ("run", "isa", "occupancy")
+_COMMANDS = ("run", "isa", "occupancy", "validate", "calibrate")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,112 @@
+"""``gpusim validate``: the same suite kernels and sweeps on the GPU and in gpusim, one report.
+
+Owns: the sub-command's arguments, the choice between collecting hardware data (needs
+CuPy and a GPU) and reading it (``--from``), the output-folder policy, and progress
+messages. The work is in :mod:`validation` (hardware, simulate, score, report), imported
+inside :func:`run` only, so the rest of the CLI never needs CuPy.
+
+Examples::
+
+    gpusim validate                                   # GPU machine: everything, report in ./validation-report
+    gpusim validate --sweeps reduction matmul --out rep/
+    gpusim validate --hardware-only --out hw/         # GPU machine: collect only (no simulation)
+    gpusim validate --from validation/reports/h100/hardware_h100.json --out rep/   # no GPU needed
+    gpusim validate --from hw/ --cases reduce_v0 reduce_v1 --jobs 2
+
+Without CuPy or a GPU and without ``--from`` it says so and exits with status 2. Files
+in ``--out`` that the run would write (``report.html``, ``validation_<gpu>.json``, the
+hardware bundle) are not replaced unless ``--force`` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+from gpusim.errors import GpusimError
+
+__all__ = ["register", "run"]
+
+
+def register(sub) -> None:
+    """Add the ``validate`` parser to ``sub`` (an argparse subparsers object)."""
+    p = sub.add_parser("validate", help="run suite kernels and sweeps on a GPU and in gpusim; HTML report",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("--from", dest="from_", metavar="PATH",
+                   help="build the report from hardware data collected earlier (hardware_<gpu>.json, a folder "
+                        "holding one, or validation/reports/h100/timing_h100.json); no GPU needed")
+    p.add_argument("--out", default="validation-report", help="output folder (default ./validation-report)")
+    p.add_argument("--cases", nargs="+", metavar="CASE", help="suite cases (default: all; see gpusim run --list)")
+    p.add_argument("--sweeps", nargs="+", metavar="SWEEP", help="sweeps (default: all; names in the report and "
+                   "in validation/sweeps.py); with --sweeps and no --cases only their cases run")
+    p.add_argument("--hardware-only", action="store_true", help="collect the hardware bundle and stop")
+    p.add_argument("--no-ncu", action="store_true", help="do not run Nsight Compute even where it exists")
+    p.add_argument("--extra", nargs="*", default=(), metavar="CASE:N", help="extra GPU-only sizes to collect")
+    p.add_argument("--gpu", default="h100", help="gpusim configuration of the simulator side (default h100)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
+                   help="configuration override of the simulator side (repeatable)")
+    p.add_argument("--config-overrides", metavar="TOML", help="an override file from 'gpusim calibrate'")
+    p.add_argument("--max-threads", type=int, default=1 << 17,
+                   help="simulate only runs whose launches have at most this many threads (default 131072)")
+    p.add_argument("--jobs", type=int, default=1, help="simulator processes in parallel (default 1)")
+    p.add_argument("--force", action="store_true", help="replace existing report files in --out")
+    p.set_defaults(func=run)
+
+
+def _progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Collect (GPU) or load (--from) the hardware side, simulate, score, write the report; 0 on success."""
+    from gpusim import config as gpu_config
+    from gpusim.config.loader import parse_override
+    from validation import hardware, sweeps
+
+    if args.jobs < 1:
+        raise GpusimError(f"--jobs {args.jobs}: must be at least 1")
+    if args.max_threads < 1:
+        raise GpusimError(f"--max-threads {args.max_threads}: must be at least 1")
+    overrides: dict = {}
+    base = args.gpu
+    if args.config_overrides:
+        from validation.calibrate import read_overrides
+
+        base, overrides = read_overrides(args.config_overrides)
+    overrides.update(dict(parse_override(o) for o in args.overrides))
+    gpu_config.load(base).with_overrides(overrides)  # fail on a bad config before any work
+    selected_sweeps = sweeps.select(args.sweeps)
+    cases = sweeps.cases_for(args.cases, args.sweeps)
+    out = pathlib.Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise GpusimError(f"--out {out}: exists and is not a folder")
+    if args.from_:
+        if args.hardware_only:
+            raise GpusimError("--hardware-only collects on a GPU; it cannot be combined with --from")
+        hw = hardware.load(args.from_)
+        _progress(f"hardware data: {hw.path} ({len(hw['launches'])} launches on "
+                  f"{hw['provenance'].get('gpu_name')})")
+    else:
+        from validation.gpu import require_cupy
+
+        require_cupy()  # GpuUnavailable -> "gpusim validate: error: ..." and status 2
+        existing = sorted(out.glob("hardware_*.json")) if out.is_dir() else []
+        if existing and not args.force:
+            raise GpusimError(f"--out {out}: holds {existing[0].name} already; pass --force to replace it, or "
+                              "another --out")
+        path = hardware.collect(out, cases, extra=list(args.extra), use_ncu=not args.no_ncu, progress=_progress)
+        if args.hardware_only:
+            print(f"hardware data written to {path}")
+            return 0
+        hw = hardware.load(path)
+    from validation import report
+
+    result = report.build(hw, cases=cases if (args.cases or args.sweeps) else None, sweep_names=selected_sweeps,
+                          config=base, overrides=overrides, max_threads=args.max_threads, jobs=args.jobs,
+                          progress=_progress)
+    paths = report.write(result, out, force=args.force)
+    s = result["summary"]
+    print(f"report: {paths['html']}\nraw JSON: {paths['json']}")
+    print(report.headline(s))
+    return 0

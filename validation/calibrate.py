@@ -1,0 +1,262 @@
+"""Calibration: CuPy micro-benchmarks that fit a gpusim config override file to the GPU at hand.
+
+Owns: the micro-benchmark kernels (CUDA C compiled by CuPy's NVRTC on the GPU machine;
+they run on the hardware only, never in the simulator, so they are not suite PTX), their
+measurement (:func:`measure`), the mapping from measurements to configuration fields
+(:data:`FIELDS`) and the override file (:func:`write_overrides`, :func:`read_overrides`).
+
+Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
+
+* pointer chase ``j = next[j]`` through a ring: shared memory (4 KiB), global through L1
+  (``__ldca``, 16 KiB, after a warm pass), global through L2 only (``__ldcg``, 4 MiB, after
+  a warm pass) and DRAM (``__ldcg``, a random ring of 128-byte lines over 1 GiB, after
+  writing 2x the L2 size elsewhere; TLB misses included) -- cycles per load;
+* a chain of 4096 dependent ``fmaf`` -- cycles per FMA;
+* copy bandwidth: a 1 GiB device-to-device ``cupy`` copy, CUDA events, median of 10:
+  (bytes read + bytes written) / seconds.
+
+The override file is TOML::
+
+    base = "h100"                      # the shipped config it modifies
+    [overrides]                        # dotted field paths -> measured values
+    "shared.latency_cycles" = 23
+    [sources]                          # how each value was measured
+    "shared.latency_cycles" = "..."
+    [measurements]                     # the raw numbers
+
+and is used as ``gpusim.Device(base, overrides=read_overrides(path)[1])`` or
+``gpusim validate --config-overrides path``.
+
+Imports cupy only inside :func:`measure`; must not import gpusim's engines or simpy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import statistics
+import tomllib
+from typing import Callable
+
+from gpusim.errors import GpusimError
+from validation import gpu as gpu_mod
+
+__all__ = ["KERNELS", "FIELDS", "measure", "overrides_from", "write_overrides", "read_overrides"]
+
+KERNELS = r"""
+extern "C" __global__ void chase_ca(const unsigned int* __restrict__ next, int steps, int warm,
+                                    long long* cycles, unsigned int* sink) {
+    unsigned int j = 0;
+    for (int i = 0; i < warm; ++i) j = __ldca(&next[j]);
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) j = __ldca(&next[j]);
+    long long t1 = clock64();
+    cycles[0] = t1 - t0; sink[0] = j;
+}
+extern "C" __global__ void chase_cg(const unsigned int* __restrict__ next, unsigned int start, int steps,
+                                    int warm, long long* cycles, unsigned int* sink) {
+    unsigned int j = start;
+    for (int i = 0; i < warm; ++i) j = __ldcg(&next[j]);
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) j = __ldcg(&next[j]);
+    long long t1 = clock64();
+    cycles[0] = t1 - t0; sink[0] = j;
+}
+extern "C" __global__ void chase_shared(const unsigned int* __restrict__ ring, int n, int steps,
+                                        long long* cycles, unsigned int* sink) {
+    extern __shared__ unsigned int s[];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = ring[i];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned int j = 0;
+        long long t0 = clock64();
+        for (int i = 0; i < steps; ++i) j = s[j];
+        long long t1 = clock64();
+        cycles[0] = t1 - t0; sink[0] = j;
+    }
+}
+extern "C" __global__ void fma_chain(float* x, int steps, long long* cycles) {
+    float a = x[0], b = x[1], c = x[2];
+    long long t0 = clock64();
+    #pragma unroll 32
+    for (int i = 0; i < steps; ++i) a = fmaf(a, b, c);
+    long long t1 = clock64();
+    x[3] = a; cycles[0] = t1 - t0;
+}
+"""
+
+#: configuration field -> (measurement key, how the value is derived)
+FIELDS = {
+    "shared.latency_cycles": ("shared_chase_cycles", "ld.shared pointer chase, 4 KiB ring"),
+    "l1.latency_cycles": ("l1_chase_cycles", "__ldca pointer chase, 16 KiB ring after a warm pass (L1 hits)"),
+    "l2.latency_cycles": ("l2_chase_cycles", "__ldcg pointer chase, 4 MiB ring after a warm pass (L2 hits)"),
+    "dram.latency_cycles": ("dram_chase_cycles", "__ldcg chase of a random ring of 128 B lines over 1 GiB, L2 "
+                                                 "flushed by writing 2x its size first (TLB misses included)"),
+    "sm.units.fma.latency": ("fma_chain_cycles", "chain of 4096 dependent fmaf"),
+    "dram.bandwidth_bytes_per_s": ("copy_bytes_per_s", "1 GiB device-to-device copy, (read + written bytes) / "
+                                                       "median CUDA-event time of 10; an achieved rate, not the peak"),
+    "clock_hz": ("clock_hz", "cudaDevAttrClockRate (maximum SM clock)"),
+    "sm_count": ("sm_count", "multiProcessorCount"),
+    "l2.size_bytes": ("l2_bytes", "l2CacheSize"),
+}
+
+_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}")}
+
+
+def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
+    """Run the micro-benchmarks on GPU 0; return {measurement key: value, "provenance": {...}}.
+
+    Raises :class:`validation.gpu.GpuUnavailable` without CuPy or a GPU. Chase results are
+    cycles per load (``clock64`` of one thread, loop overhead included, as the shipped
+    configs' [MEAS] values); ``copy_bytes_per_s`` is bytes read + written per second.
+    """
+    cp = gpu_mod.require_cupy()
+    mod = cp.RawModule(code=KERNELS, options=("-O3",))
+    cycles = cp.zeros(1, cp.int64)
+    sink = cp.zeros(1, cp.uint32)
+    res: dict = {"provenance": gpu_mod.provenance(cp, None), "repeat": repeat}
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    res["clock_hz"] = int(props["clockRate"]) * 1000
+    res["sm_count"] = int(props["multiProcessorCount"])
+    res["l2_bytes"] = int(props["l2CacheSize"])
+
+    def med(run) -> float:
+        vals = []
+        for _ in range(repeat):
+            run()
+            cp.cuda.Device().synchronize()
+            vals.append(int(cycles.get()[0]))
+        return float(statistics.median(vals))
+
+    def ring(words: int, stride_words: int):
+        idx = cp.arange(words, dtype=cp.uint32)
+        return ((idx + stride_words) % words).astype(cp.uint32)
+
+    # shared memory: 4 KiB ring, stride 33 words (distinct banks, no pattern the compiler can use)
+    n_sh = 1024
+    sh = ring(n_sh, 33)
+    steps = 4096
+    f = mod.get_function("chase_shared")
+    res["shared_chase_cycles"] = med(lambda: f((1,), (32,), (sh, cp.int32(n_sh), cp.int32(steps), cycles, sink),
+                                               shared_mem=n_sh * 4)) / steps
+    progress(f"shared chase: {res['shared_chase_cycles']:.1f} cycles/load")
+    # L1: 16 KiB ring, 128-byte stride
+    l1 = ring(4096, 32)
+    f = mod.get_function("chase_ca")
+    res["l1_chase_cycles"] = med(lambda: f((1,), (1,), (l1, cp.int32(steps), cp.int32(steps), cycles, sink))) / steps
+    progress(f"L1 chase: {res['l1_chase_cycles']:.1f} cycles/load")
+    # L2: 4 MiB ring, 128-byte stride (32768 lines); warm pass over the whole ring
+    l2 = ring(1 << 20, 32)
+    f = mod.get_function("chase_cg")
+    warm = (1 << 20) // 32
+    res["l2_chase_cycles"] = med(lambda: f((1,), (1,), (l2, cp.uint32(0), cp.int32(steps), cp.int32(warm), cycles,
+                                                        sink))) / steps
+    progress(f"L2 chase: {res['l2_chase_cycles']:.1f} cycles/load")
+    del l1, l2
+    # DRAM: random ring of 128-byte lines over 1 GiB
+    lines = (1 << 30) // 128
+    perm = cp.random.RandomState(0).permutation(lines).astype(cp.uint32)
+    nxt = cp.zeros(lines * 32, cp.uint32)
+    nxt[perm * 32] = cp.roll(perm, -1) * 32
+    del perm
+    flush = cp.empty(max(2 * res["l2_bytes"], 1 << 26) // 4, cp.float32)
+    dram_steps = 2048
+
+    def dram():
+        flush.fill(1.0)
+        f((1,), (1,), (nxt, cp.uint32(0), cp.int32(dram_steps), cp.int32(0), cycles, sink))
+
+    res["dram_chase_cycles"] = med(dram) / dram_steps
+    progress(f"DRAM chase: {res['dram_chase_cycles']:.1f} cycles/load")
+    del nxt, flush
+    # dependent FMA chain
+    x = cp.asarray([1.0, 0.999999, 1e-7, 0.0], cp.float32)
+    fma_steps = 4096
+    f = mod.get_function("fma_chain")
+    res["fma_chain_cycles"] = med(lambda: f((1,), (1,), (x, cp.int32(fma_steps), cycles))) / fma_steps
+    progress(f"dependent FMA: {res['fma_chain_cycles']:.2f} cycles")
+    # copy bandwidth
+    nbytes = 1 << 30
+    a = cp.ones(nbytes // 4, cp.float32)
+    b = cp.empty_like(a)
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    for _ in range(3):
+        b[...] = a
+    times = []
+    for _ in range(10):
+        start.record()
+        b[...] = a
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+    res["copy_seconds_median"] = statistics.median(times)
+    res["copy_bytes_per_s"] = 2 * nbytes / res["copy_seconds_median"]
+    progress(f"copy: {res['copy_bytes_per_s'] / 1e12:.3f} TB/s (read + write)")
+    return res
+
+
+def overrides_from(measured: dict) -> dict:
+    """{dotted config path: value} from :func:`measure`'s result (latencies rounded to cycles)."""
+    out = {}
+    for path, (key, _) in FIELDS.items():
+        if key in measured and measured[key] is not None:
+            out[path] = _ROUND.get(path, lambda v: int(round(v)))(measured[key])
+    return out
+
+
+def _toml_value(v) -> str:
+    return json.dumps(v) if isinstance(v, str) else repr(v) if isinstance(v, float) else str(v)
+
+
+def write_overrides(path: str | os.PathLike, measured: dict, base: str = "h100", *, force: bool = False) -> pathlib.Path:
+    """Write the override TOML for ``measured`` (see the module doc); return its path.
+
+    Refuses (:class:`GpusimError`) to replace an existing file unless ``force``. The values
+    are checked against the config schema by applying them to ``base`` first.
+    """
+    from gpusim import config as gpu_config
+
+    p = pathlib.Path(path)
+    if p.exists() and not force:
+        raise GpusimError(f"--out {p}: the file exists; pass --force to replace it")
+    ov = overrides_from(measured)
+    gpu_config.load(base).with_overrides(ov)  # raises ConfigError naming the field if one is off
+    prov = measured.get("provenance", {})
+    lines = [f"# gpusim calibrate: config overrides measured on {prov.get('gpu_name')} "
+             f"({prov.get('time_utc')}), driver {prov.get('driver_version')}, CUDA runtime "
+             f"{prov.get('cuda_runtime_version')}, CuPy {prov.get('cupy_version')}, gpusim "
+             f"{prov.get('gpusim_version')} {prov.get('gpusim_commit')}.",
+             "# Use: gpusim.Device(base, overrides=validation.calibrate.read_overrides(this_file)[1])",
+             f"base = {json.dumps(base)}", "", "[overrides]"]
+    lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in ov.items()]
+    lines += ["", "[sources]"]
+    lines += [f"{json.dumps(k)} = {json.dumps('MEAS ' + FIELDS[k][1])}" for k in ov]
+    lines += ["", "[measurements]"]
+    lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in measured.items()
+              if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    lines += ["", "[provenance]"]
+    lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in prov.items() if isinstance(v, (str, int, float))]
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text("\n".join(lines) + "\n")
+    tomllib.loads(p.read_text())  # what we wrote must read back
+    return p
+
+
+def read_overrides(path: str | os.PathLike) -> tuple[str, dict]:
+    """(base config name, {dotted path: value}) of an override file written by :func:`write_overrides`.
+
+    Raises :class:`GpusimError` naming the file when it is missing, not TOML, or lacks
+    ``base``/``[overrides]``.
+    """
+    p = pathlib.Path(path)
+    try:
+        data = tomllib.loads(p.read_text())
+    except FileNotFoundError:
+        raise GpusimError(f"{p}: no such override file") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise GpusimError(f"{p}: not a readable TOML override file ({exc})") from None
+    if not isinstance(data.get("base"), str) or not isinstance(data.get("overrides"), dict):
+        raise GpusimError(f"{p}: an override file needs base = \"<config>\" and an [overrides] table "
+                          "(written by 'gpusim calibrate')")
+    return data["base"], dict(data["overrides"])
