@@ -60,7 +60,7 @@ def _short(items, n=16) -> str:
     return ", ".join(map(str, items[:n])) + (f" ... ({len(items)} in all)" if len(items) > n else "")
 
 
-def select_access(rec: Recording, space: str, line: int | None = None, cta: int = 0, warp: int = 0,
+def select_access(rec: Recording, space: str, line: int | None = None, cta: int | None = 0, warp: int | None = 0,
                   instance: int = 0) -> Selected:
     """The ``instance``-th execution by warp ``warp`` of CTA ``cta`` of the ``space`` access on PTX ``line``.
 
@@ -69,7 +69,8 @@ def select_access(rec: Recording, space: str, line: int | None = None, cta: int 
         space: ``"shared"`` or ``"global"`` (global includes local).
         line: PTX line; ``None`` picks the line whose access costs most per execution
             (wavefronts or sectors; ties: loads first, then the earliest line).
-        cta, warp: linear CTA id and warp index in the CTA.
+        cta, warp: linear CTA id and warp index in the CTA; ``None`` for both: the first warp
+            (in replay order) that executed the line.
         instance: which execution by that warp (0 = first; loops execute a line many times).
 
     Returns:
@@ -96,11 +97,14 @@ def select_access(rec: Recording, space: str, line: int | None = None, cta: int 
     elif line not in lines:
         raise GpusimError(f"{rec.label}: PTX line {line} has no {space}-memory access; "
                           f"lines with one: {_short(lines)}")
+    pcs = set(rec.pcs_of_line(line))
+    if cta is None or warp is None:
+        first = next(s for s in mem if s.pc in pcs)
+        cta, warp = first.cta, first.warp
     ran = rec.warps_that_ran()
     if (cta, warp) not in ran:
         raise GpusimError(f"{rec.label}: CTA {cta} warp {warp} never ran; warps that ran (CTA, warp): "
                           f"{_short(ran, 12)}")
-    pcs = set(rec.pcs_of_line(line))
     mine = [s for s in mem if s.cta == cta and s.warp == warp and s.pc in pcs]
     if not mine:
         others = sorted({(s.cta, s.warp) for s in mem if s.pc in pcs})
