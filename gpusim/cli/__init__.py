@@ -16,7 +16,7 @@ import sys
 __all__ = ["main"]
 
 #: Sub-command modules, in the order ``gpusim --help`` lists them.
-_COMMANDS = ("run", "isa", "occupancy", "validate", "calibrate")
+_COMMANDS = ("run", "isa", "occupancy", "validate", "calibrate", "trace", "report", "diagram", "source")
 
 
 def build_parser() -> argparse.ArgumentParser:
