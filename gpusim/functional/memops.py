@@ -43,6 +43,8 @@ class Access:
         width: bytes per lane (element size times vector length).
         wavefronts: shared-memory wavefronts of the access (hardware-facts.md §5),
             or ``None`` where not computed (non-shared spaces, atomics).
+        warp_wavefronts: the same per warp of ``lanes`` (int64, one entry per
+            warp, in lane order), or ``None``.
     """
 
     op: str
@@ -51,6 +53,7 @@ class Access:
     lanes: np.ndarray
     width: int
     wavefronts: int | None = None
+    warp_wavefronts: np.ndarray | None = None
 
 
 def state_space(ins: Instr) -> str:
@@ -190,22 +193,27 @@ def _account(ex: "ChunkExecutor", op: str, space: str, a: np.ndarray, lanes, wid
             continue
         width = max(4, width)
         rows = rows.astype(np.int64)
-        wavefronts = conflicts = 0
+        per_warp = np.full(rows.shape[0], width // 4, np.int64)
+        conflicts = 0
+        rest = None
         if width in _LANE_BYTES:
             # Fast path: full warps reading consecutive elements are conflict-free
             # (128 / width lanes per wavefront; §5 rule 3).
             plain = (rows == rows[:, :1] + _LANE_BYTES[width]).all(axis=1)
             if act is not None:
                 plain &= act.all(axis=1)
-            wavefronts += int(plain.sum()) * (width // 4)
-            rows = rows[~plain]
-            act = None if act is None else act[~plain]
-        if rows.shape[0]:
-            cost = shared_wavefronts(rows, width, op == "ld", act)
-            wavefronts += int(cost.wavefronts.sum())
+            if not plain.all():
+                rest = ~plain
+        else:
+            rest = slice(None)
+        if rest is not None:
+            cost = shared_wavefronts(rows[rest], width, op == "ld", None if act is None else act[rest])
+            per_warp[rest] = cost.wavefronts
             conflicts += int(cost.conflicts.sum())
+        wavefronts = int(per_warp.sum())
         if ex.accesses is not None:
             ex.accesses[-1].wavefronts = wavefronts
+            ex.accesses[-1].warp_wavefronts = per_warp
         st[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] += wavefronts
         st[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] += conflicts
 

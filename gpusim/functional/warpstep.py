@@ -10,12 +10,25 @@ instruction, its active lanes, its memory accesses, the warp's next PC, and
 whether a barrier was reached or released. Values are never recomputed by
 the timing engine.
 
+Batching: when a warp asks for an instruction that other warps of its CTA
+sitting at the same PC will also execute, the instruction runs once,
+vectorised, for all of them, and the other warps' outcomes wait in per-warp
+queues until those warps issue (at most :data:`MAX_AHEAD` per warp). Running
+a warp's instruction before its issue cycle changes nothing a race-free
+kernel can observe: the warp's own earlier instructions have all run, and
+every value it may read from another warp was written before a barrier it
+has passed. Instructions whose timing is observable are never batched:
+``bar.sync`` (arrivals decide the release), ``exit``/``ret`` and the kernel's
+end (exits can release a barrier), and reads of ``%clock``, ``%clock64`` and
+``%globaltimer``.
+
 Imports numpy, isa and the functional engine; never simpy or cupy.
 """
 
 from __future__ import annotations
 
 import collections
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,10 +37,14 @@ from gpusim.functional import engine as _engine
 from gpusim.functional.engine import ChunkExecutor, Grid
 from gpusim.functional.memory import GlobalMemory, MemoryFault
 from gpusim.functional.memops import Access
-from isa.ir import Instr, Kernel, Special
+from isa.ir import Addr, Instr, Kernel, Special
 from isa.opcodes import Kind
 
-__all__ = ["CTAStepper", "Step", "DONE"]
+__all__ = ["CTAStepper", "Step", "DONE", "MAX_AHEAD"]
+
+#: Outcomes a warp may have queued ahead of its issue (bounds memory in barrier-free loops).
+MAX_AHEAD = 64
+_TIMED_SPECIALS = ("clock", "clock64", "globaltimer")
 
 #: Next PC of a warp that has no runnable lane (all exited, or all waiting at a barrier).
 DONE = int(_engine._DONE)
@@ -79,21 +96,34 @@ class CTAStepper(ChunkExecutor):
         self.smid, self.warp_slot0, self.clock = smid, warp_slot0, clock
         self.accesses = []
         self._diverge()  # per-thread PCs from the start: warps advance independently
+        self.n_warps = grid.warps_per_block
+        self.queued: list[deque[Step]] = [deque() for _ in range(self.n_warps)]
+        self.batchable = _batchable(kernel)
 
     def warp_pc(self, w: int) -> int:
         """The next PC of warp ``w`` (:data:`DONE` if none of its lanes can run)."""
         return int(self.pcs[w * 32:w * 32 + 32].min())
 
     def step(self, w: int) -> Step:
-        """Execute the next instruction of warp ``w`` (which must have one).
+        """The outcome of the next instruction of warp ``w`` (which must have
+        one): executed now, or earlier in a batch (see the module docstring).
 
         Raises:
             gpusim.errors.KernelFault: a memory fault, a barrier or warp-sync
                 misuse, exactly as in functional mode.
         """
+        q = self.queued[w]
+        if q:
+            return q.popleft()
         lo = w * 32
         pcs = self.pcs[lo:lo + 32]
         pc = int(pcs.min())
+        if pc < len(self.instrs) and self.batchable[pc] and self.n_warps > 1:
+            by_warp = self.pcs.reshape(-1, 32)
+            at = by_warp.min(axis=1) == pc
+            at &= np.fromiter(map(len, self.queued), np.int64, self.n_warps) < MAX_AHEAD
+            if np.count_nonzero(at) > 1:
+                return self._step_batch(w, pc, by_warp, at)
         sel = np.flatnonzero(pcs == pc) + lo
         instrs = self.instrs
         if pc >= len(instrs):  # falling off the end of the kernel is a return
@@ -123,6 +153,39 @@ class CTAStepper(ChunkExecutor):
         released = self.n_waiting < waiting + (sel.size if kind is Kind.BAR else 0)
         return Step(ins, int(sel.size), acc, int(pcs.min()), released, taken)
 
+    def _step_batch(self, w: int, pc: int, by_warp: np.ndarray, at: np.ndarray) -> Step:
+        """Execute ``pc`` for the lanes at it of every warp flagged in ``at`` (warp
+        ``w`` among them); queue the other warps' outcomes; return ``w``'s."""
+        lanes_at = (by_warp == pc) & at[:, None]
+        sel = np.flatnonzero(lanes_at)
+        warps = np.flatnonzero(at)
+        active = np.count_nonzero(lanes_at, axis=1)[warps]
+        ins = self.instrs[pc]
+        self.warp_counts[pc] += warps.size
+        self.thread_counts[pc] += sel.size
+        acc = self.accesses = []
+        kind = ins.spec.kind
+        taken = np.zeros(warps.size, np.int64)
+        try:
+            if kind is Kind.BRA:
+                g = self.guarded(ins, sel)
+                taken = np.bincount(g >> 5, minlength=self.n_warps)[warps]
+                self.branch(sel, g, self.kernel.labels[ins.operands[0].name], pc + 1)
+            else:
+                _engine._HANDLERS[kind](self, ins, sel)
+        except MemoryFault as f:
+            raise self._fault(ins, sel, f) from None
+        next_pc = self.pcs.reshape(-1, 32).min(axis=1)[warps]
+        per_warp = _split_accesses(acc, warps) if acc else None
+        mine = None
+        for i, v in enumerate(warps.tolist()):
+            st = Step(ins, int(active[i]), per_warp[i] if per_warp else [], int(next_pc[i]), False, int(taken[i]))
+            if v == w:
+                mine = st
+            else:
+                self.queued[v].append(st)
+        return mine
+
     def special(self, op: Special, sel):
         """As the chunked engine, but ``%smid``, ``%warpid`` and the clocks are the timing model's."""
         n = self.count(sel)
@@ -133,3 +196,35 @@ class CTAStepper(ChunkExecutor):
         if op.name in ("clock", "clock64"):
             return np.full(n, self.clock(), np.uint64 if op.name == "clock64" else np.uint32)
         return super().special(op, sel)
+
+
+def _batchable(kernel: Kernel) -> np.ndarray:
+    """Per PC: may the instruction run for several warps before they issue it?"""
+    def timed(op) -> bool:
+        if isinstance(op, Special):
+            return op.name in _TIMED_SPECIALS
+        return isinstance(op, Addr) and timed(op.base)
+    return np.array([ins.spec.kind not in (Kind.BAR, Kind.EXIT) and not any(timed(op) for op in ins.operands)
+                     for ins in kernel.instrs], np.bool_)
+
+
+def _split_accesses(accesses: list[Access], warps: np.ndarray) -> list[list[Access]]:
+    """The accesses of a batch, split by warp: one list per entry of ``warps``
+    (ascending warp indices); lanes are in ascending order in every access."""
+    out: list[list[Access]] = [[] for _ in range(warps.size)]
+    for a in accesses:
+        wl = a.lanes >> 5
+        lo = np.searchsorted(wl, warps).tolist()
+        hi = np.searchsorted(wl, warps, side="right").tolist()
+        row = 0
+        for i in range(warps.size):
+            b, e = lo[i], hi[i]
+            if b == e:
+                continue
+            if a.warp_wavefronts is None:
+                out[i].append(Access(a.op, a.space, a.addrs[b:e], a.lanes[b:e], a.width))
+            else:
+                wf = a.warp_wavefronts[row:row + 1]
+                out[i].append(Access(a.op, a.space, a.addrs[b:e], a.lanes[b:e], a.width, int(wf[0]), wf))
+            row += 1
+    return out
