@@ -182,11 +182,12 @@ def replay(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory,
         seq = [0] * grid.warps_per_block
         while True:
             progressed = False
+            queued = getattr(stepper, "queued", None)  # outcomes computed ahead in a batch
             for w in range(grid.warps_per_block):
-                pc = stepper.warp_pc(w)
-                if pc == DONE:
+                if stepper.warp_pc(w) == DONE and not (queued and queued[w]):
                     continue
                 st = stepper.step(w)
+                pc = st.instr.index if st.instr is not None else len(kernel.instrs)
                 steps.append(WarpStep(int(cta), w, seq[w], pc, st.active, _warp_accesses(stepper, st.accesses)))
                 seq[w] += 1
                 progressed = True
