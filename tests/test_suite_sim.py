@@ -20,6 +20,8 @@ GPU_OUTPUTS = Path(__file__).resolve().parents[1] / "validation" / "reports" / "
 # test_n outputs recorded by validation/probes/timing_on_gpu.py --events (same seed and sizes): they
 # cover cases added after suite_outputs_h100.npz was recorded (copy_occupancy)
 TIMING_OUTPUTS = GPU_OUTPUTS.with_name("timing_outputs_h100.npz")
+# test_n outputs recorded by gpusim validate (validation/hardware.py): cases added later (copy_block_size)
+VALIDATE_OUTPUTS = GPU_OUTPUTS.with_name("outputs_h100.npz")
 
 
 @pytest.fixture(scope="module")
@@ -28,10 +30,11 @@ def h100_outputs():
         pytest.skip(f"no recorded H100 outputs at {GPU_OUTPUTS}")
     with np.load(GPU_OUTPUTS) as data:
         outputs = {k: data[k] for k in data.files}
-    if TIMING_OUTPUTS.exists():
-        with np.load(TIMING_OUTPUTS) as data:
-            recorded = {k.split("/", 1)[0] for k in outputs}
-            outputs.update({k: data[k] for k in data.files if k.split("/", 1)[0] not in recorded})
+    for later in (TIMING_OUTPUTS, VALIDATE_OUTPUTS):
+        if later.exists():
+            with np.load(later) as data:
+                recorded = {k.split("/", 1)[0] for k in outputs}
+                outputs.update({k: data[k] for k in data.files if k.split("/", 1)[0] not in recorded})
     return outputs
 
 

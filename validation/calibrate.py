@@ -112,7 +112,7 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     configs' [MEAS] values); ``copy_bytes_per_s`` is bytes read + written per second.
     """
     cp = gpu_mod.require_cupy()
-    mod = cp.RawModule(code=KERNELS, options=("-O3",))
+    mod = cp.RawModule(code=KERNELS)
     cycles = cp.zeros(1, cp.int64)
     sink = cp.zeros(1, cp.uint32)
     res: dict = {"provenance": gpu_mod.provenance(cp, None), "repeat": repeat}

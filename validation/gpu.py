@@ -77,8 +77,11 @@ def _run(cmd: list[str], timeout: float = 30.0) -> str:
 
 
 def git_commit() -> str | None:
-    """The checkout's ``git rev-parse HEAD`` (+ ``-dirty`` when tracked files differ), else the
-    ``GPUSIM_GIT_COMMIT`` environment variable (copies of the tree without ``.git``), else None."""
+    """The ``GPUSIM_GIT_COMMIT`` environment variable when set (copies of a tree, whose ``.git``
+    may be missing or stale), else ``git rev-parse HEAD`` (+ ``-dirty`` when tracked files
+    differ), else None."""
+    if os.environ.get("GPUSIM_GIT_COMMIT"):      # explicit wins: a copied tree may carry a stale .git
+        return os.environ["GPUSIM_GIT_COMMIT"]
     head = _run(["git", "rev-parse", "HEAD"])
     if re.fullmatch(r"[0-9a-f]{40}", head):
         dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])

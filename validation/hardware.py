@@ -126,7 +126,8 @@ def _occupancy(cupy, launches: list[dict], progress) -> list[dict]:
         dyn = int(rec["shared_mem"])
         if dyn > fn.max_dynamic_shared_size_bytes:
             fn.max_dynamic_shared_size_bytes = dyn
-        blocks = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.ptr, threads, dyn))
+        ptr = fn.kernel.ptr if hasattr(fn, "kernel") else fn.ptr   # cupy.RawKernel -> its driver Function
+        blocks = int(cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(ptr, threads, dyn))
         seen[key] = {"ptx": ptx, "kernel": rec["kernel"], "block_threads": threads, "dynamic_smem": dyn,
                      "num_regs": int(fn.num_regs), "shared_size_bytes": static,
                      "max_dynamic_shared_size_bytes": int(fn.max_dynamic_shared_size_bytes),

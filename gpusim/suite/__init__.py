@@ -882,6 +882,24 @@ def _run_copy_occupancy(xp, n, rng):
     return L.result(outs, exps)
 
 
+_BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)   #: copy_block_size's launches, in order (threads per block)
+
+
+def _run_copy_block_size(xp, n, rng):
+    if n % 4:
+        raise ValueError(f"copy_block_size: n={n} must be a multiple of 4 (float4 elements)")
+    a = _uniform_f32(rng, n)
+    L = _Launcher(xp, "memory.ptx")
+    d_a = L.upload("a", a)
+    outs, exps = {}, {}
+    for block in _BLOCK_SIZES:
+        d_b = xp.zeros(n, np.float32)
+        L("copy_vec4", (_cdiv(n // 4, block),), (block,), (d_a, d_b, np.uint32(n // 4)))
+        outs[f"out_b{block}"] = d_b.get()
+        exps[f"out_b{block}"] = a.copy()
+    return L.result(outs, exps)
+
+
 # --------------------------------------------------------------------------- the registry
 
 _M = 2**20
@@ -951,6 +969,10 @@ _CASE_LIST: list[Case] = [
     Case("copy_occupancy", "memory", "memory.ptx", "copy_vec4", _M, 4096, _run_copy_occupancy,
          "occupancy cut by dynamic shared memory: the float4 copy at 1, 2, 3, 4, 6, 8 blocks/SM "
          "(COPY_OCCUPANCY_SMEM); bandwidth rises with resident warps and levels off (Little's law)",
+         n_means="floats (multiple of 4)"),
+    Case("copy_block_size", "memory", "memory.ptx", "copy_vec4", _M, 4096, _run_copy_block_size,
+         "block size: the float4 copy with 32, 64, 128, 256, 512, 1024 threads per block over the "
+         "same data (32-thread blocks hit the 32-blocks-per-SM limit: at most half the warps)",
          n_means="floats (multiple of 4)"),
     Case("aos_update", "memory", "memory.ptx", "aos_update", 2**18, 1000, _run_aos_update,
          "Array-of-Structures update of u and y[0]: 80-byte stride between threads (uncoalesced)",
@@ -1072,6 +1094,8 @@ _MEDIUM_BY_CASE: dict[str, tuple[int, ...]] = {
     "smem_stride_u32": (), "smem_stride_v2_u32": (), "smem_stride_v4_u32": (), "smem_same_word_u32": (),
     "gmem_stride_u32": (2**16,), "gmem_offset_u32": (2**16,), "gmem_uniform_u32": (2**16,),
     "copy_occupancy": (2**18, 2**20),
+    # 2**17 threads: one wave on 132 SMs at every block size (32-thread blocks: 4096 <= 32 x 132)
+    "copy_block_size": (2**19,),
 }
 
 
