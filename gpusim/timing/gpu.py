@@ -63,7 +63,7 @@ class Launch:
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.stats = memory_counters()
-        self.stalls = np.zeros((n, len(REASONS)), np.int64)
+        self.stalls = [[0] * len(REASONS) for _ in range(n)]  # per PC and reason (Python ints: fast to add to)
         self.events: list | None = [] if record_events else None
         self.cta_spans: list | None = [] if record_events else None
         self._cta_start: dict[int, int] = {}
@@ -151,6 +151,11 @@ class Launch:
         raise KernelFault(f"kernel {self.kernel.name}: {why}. Warps resident at cycle {int(self.env.now)}: {shown}")
 
     # ---------------------------------------------------------------- metrics
+    def stall_array(self) -> np.ndarray:
+        """Warp-cycles per PC and reason (:data:`REASONS`), shape (instructions + 1, reasons), int64,
+        rounded (memory latencies make some stall boundaries fall between cycles)."""
+        return np.rint(np.array(self.stalls, np.float64)).astype(np.int64)
+
     def metrics(self, cycles: int) -> dict[str, float]:
         """The launch's counters under Nsight Compute names (hardware-facts.md §7)."""
         cfg = self.cfg
@@ -175,7 +180,7 @@ class Launch:
         }
         m.update({k: int(v) for k, v in sorted(self.stats.items())})
         m.update(self.mem.metrics())
-        totals = self.stalls.sum(axis=0)
+        totals = self.stall_array().sum(axis=0)
         for r, v in zip(REASONS, totals):
             m[STALL_METRIC.format(r)] = int(v)
         return m
@@ -203,7 +208,8 @@ def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMem
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]
     res.metrics = launch.metrics(cycles)
     res.cycles = cycles
-    res.stalls = {r: launch.stalls[:-1, i] for i, r in enumerate(REASONS)}
+    stalls = launch.stall_array()
+    res.stalls = {r: stalls[:-1, i] for i, r in enumerate(REASONS)}
     res.events, res.cta_spans = launch.events, launch.cta_spans
     res.host_seconds = time.perf_counter() - t0
     return res

@@ -149,11 +149,12 @@ class Scheduler:
     # ---------------------------------------------------------------- process
     def _run(self):
         env = self.env
+        issue = self.sm.issue
         while True:
             now = env.now
-            w, t_next = self._pick(now)
+            w, t_next, reason = self._pick(now)
             if w is not None:
-                self.sm.issue(w, now)
+                issue(w, now, t_next, reason)
                 yield env.timeout(1)
                 continue
             self.sleep_until = t_next
@@ -208,15 +209,35 @@ class Scheduler:
                     t, reason = q, "lg_throttle"
         return t, reason
 
-    def _pick(self, now: int) -> tuple[Warp | None, float]:
+    def _pick(self, now: int) -> tuple[Warp | None, float, str]:
+        """The warp to issue at ``now`` with the cycle it became ready and what held it until then
+        (:meth:`ready_at`), or ``(None, the earliest cycle a warp can issue, "")``."""
         t_next = INF
-        for w in self._order():
-            t, _ = self.ready_at(w)
+        unit_free = self.unit_free
+        sm = self.sm
+        for w in self._order():  # ready_at, inlined: this loop is the simulator's hottest
+            if w.pc == DONE:
+                continue
+            t, reason = w.dep_ready, w.dep_reason
+            timed = w.timed
+            u = unit_free[timed.unit]
+            if u > t:
+                t, reason = u, "math_pipe_throttle"
+            space = timed.space
+            if space:
+                if space == "shared":
+                    q = sm.shared_free - MIO_QUEUE_CYCLES
+                    if q > t:
+                        t, reason = q, "mio_throttle"
+                elif space not in ("param", "const"):
+                    q = sm.launch.mem.l1_free[sm.index] - LG_QUEUE_CYCLES
+                    if q > t:
+                        t, reason = q, "lg_throttle"
             if t <= now:
-                return w, now
+                return w, t, reason
             if t < t_next:
                 t_next = t
-        return None, t_next
+        return None, t_next, ""
 
 
 class SM:
@@ -263,6 +284,10 @@ class SM:
         w.done = True
         w.sched.warps.remove(w)
         self._mark(now, -1)
+        # The warp was resident in the cycle it issued its exit too (the stall states tile it).
+        self.warp_cycles += 1
+        if not self.active_warps:
+            self.active_cycles += 1
         cta = w.cta
         cta.live_warps -= 1
         if cta.live_warps == 0:
@@ -272,11 +297,11 @@ class SM:
             self.launch.cta_done(self, cta, now)
 
     # ---------------------------------------------------------------- issue
-    def issue(self, w: Warp, now: int) -> None:
-        """Execute ``w``'s next instruction at cycle ``now`` and book its timing."""
+    def issue(self, w: Warp, now: int, t_ready: float, reason: str) -> None:
+        """Execute ``w``'s next instruction at cycle ``now`` and book its timing; ``t_ready`` and
+        ``reason`` are :meth:`Scheduler.ready_at` of ``w``."""
         launch = self.launch
         sched = w.sched
-        t_ready, reason = sched.ready_at(w)
         # Stall accounting for the cycles since the warp's previous issue.
         first = w.last_issue + 1
         dep = min(max(w.dep_ready, first), now)
@@ -291,7 +316,7 @@ class SM:
         stalls = launch.stalls[w.pc]
         for a, b, r in segs:
             stalls[_R[r]] += b - a
-        stalls[0] += 1
+        stalls[0] += 1  # "selected"
         w.last_issue = now
         sched.last = w
 

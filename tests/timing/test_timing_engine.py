@@ -140,7 +140,7 @@ def test_achieved_occupancy_never_exceeds_theoretical():
     # every resident warp-cycle is in exactly one state, 'selected' once per instruction
     assert m["smsp__pcsamp_warps_issue_stalled_selected"] == m["smsp__inst_executed.sum"]
     resident = m["sm__warps_active.avg.pct_of_peak_sustained_active"] / 100 * 64 * m["sm__cycles_active.avg"] * 132
-    assert stalled == pytest.approx(resident, rel=1e-3)
+    assert stalled == pytest.approx(resident, abs=len(L.inst_executed) * 3)  # rounding per PC and reason
 
 
 @pytest.mark.parametrize("name", list(CASES))
