@@ -49,6 +49,9 @@ class LaunchResult:
         inst_executed: per PTX instruction (PC order), warp-level executions;
             int64 array of shape (number of instructions,).
         thread_inst_executed: the same, thread-level.
+        pc_metrics: the address-pattern counters of ``metrics`` per PTX instruction
+            (``{name: int64 array of shape (number of instructions,)}``, PC order),
+            for source views.
         host_seconds: wall-clock time the simulation took.
         mode: ``"functional"`` or ``"timing"``.
         cycles: timing mode: SM cycles from launch to the last CTA's end
@@ -75,6 +78,7 @@ class LaunchResult:
     metrics: dict[str, float] = field(default_factory=dict)
     inst_executed: np.ndarray | None = None
     thread_inst_executed: np.ndarray | None = None
+    pc_metrics: dict[str, np.ndarray] = field(default_factory=dict)
     host_seconds: float = 0.0
     mode: str = "functional"
     cycles: int | None = None
@@ -85,13 +89,25 @@ class LaunchResult:
 
 
 def memory_counters() -> "collections.Counter[str]":
-    """The address-pattern counters of loads and stores, all zero, by Nsight Compute name."""
+    """The address-pattern counters of loads and stores, all zero, by Nsight Compute name
+    (the engines add ``(name, pc)`` keys for the per-line counts, see :func:`split_counters`)."""
     names = [f"smsp__inst_executed_op_{sp}_{op}.sum" for sp in ("global", "shared") for op in ("ld", "st")]
     names += [f"{unit}_op_{op}.sum" for unit in (
         "l1tex__t_requests_pipe_lsu_mem_global", "l1tex__t_sectors_pipe_lsu_mem_global",
         "l1tex__data_pipe_lsu_wavefronts_mem_shared", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared",
     ) for op in ("ld", "st")]
     return collections.Counter(dict.fromkeys(names, 0))
+
+
+def split_counters(stats: "collections.Counter", n_instrs: int) -> tuple[dict[str, int], dict[str, np.ndarray]]:
+    """Split the engines' memory counters into the launch's totals ``{name: int}`` and per
+    PTX instruction ``{name: int64 array of shape (n_instrs,)}`` (PC order)."""
+    totals = {k: int(stats[k]) for k in sorted(k for k in stats if isinstance(k, str))}
+    per_pc = {k: np.zeros(n_instrs, np.int64) for k in totals}
+    for k, v in stats.items():
+        if not isinstance(k, str):
+            per_pc[k[0]][k[1]] += v
+    return totals, per_pc
 
 
 def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads: int = CHUNK_THREADS) -> int:
@@ -122,10 +138,11 @@ def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
     # The last slot counts implicit returns at the end of the kernel.
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared)
     res.inst_executed, res.thread_inst_executed = warp_counts[:-1], thread_counts[:-1]
+    totals, res.pc_metrics = split_counters(stats, len(kernel.instrs))
     res.metrics = {
         "smsp__inst_executed.sum": int(warp_counts.sum()),
         "smsp__thread_inst_executed.sum": int(thread_counts.sum()),
-        **{k: int(v) for k, v in sorted(stats.items())},
+        **totals,
     }
     res.host_seconds = time.perf_counter() - t0
     return res

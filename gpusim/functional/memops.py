@@ -172,24 +172,30 @@ def _by_warp(lanes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
     return out, act
 
 
-def _account(ex: "ChunkExecutor", op: str, space: str, a: np.ndarray, lanes, width: int) -> None:
-    """Add the instruction's warp-level counters (``op`` "ld"/"st") to ``ex.stats``:
-    requests and 32 B sectors of global accesses, wavefronts and bank conflicts
-    of shared accesses (hardware-facts.md §5, §6; Nsight Compute names)."""
+def _account(ex: "ChunkExecutor", pc: int, op: str, space: str, a: np.ndarray, lanes, width: int) -> None:
+    """Add the warp-level counters of instruction ``pc`` (``op`` "ld"/"st") to
+    ``ex.stats``, under their Nsight Compute name for the launch and under
+    ``(name, pc)`` for its PTX line: requests and 32 B sectors of global
+    accesses, wavefronts and bank conflicts of shared accesses
+    (hardware-facts.md §5, §6)."""
     lanes = np.arange(ex.T) if lanes is None else lanes
     pieces = _split_generic(a) if space == "generic" else [(space, None, a)]
-    st = ex.stats
+    stats = ex.stats
+
+    def add(name: str, v: int) -> None:
+        stats[name] += v
+        stats[name, pc] += v
     for sp, sub, addrs in pieces:
         if ex.accesses is not None:
             ex.accesses.append(Access(op, sp, addrs, lanes if sub is None else lanes[sub], width))
         if sp not in ("global", "shared"):
             continue
         rows, act = _by_warp(lanes if sub is None else lanes[sub], addrs)
-        st[f"smsp__inst_executed_op_{sp}_{op}.sum"] += rows.shape[0]
+        add(f"smsp__inst_executed_op_{sp}_{op}.sum", rows.shape[0])
         if sp == "global":
             cost = global_sectors(rows, min(width, 16), act)
-            st[f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum"] += int(cost.requests.sum())
-            st[f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"] += int(cost.sectors.sum())
+            add(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", int(cost.requests.sum()))
+            add(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", int(cost.sectors.sum()))
             continue
         width = max(4, width)
         rows = rows.astype(np.int64)
@@ -214,8 +220,8 @@ def _account(ex: "ChunkExecutor", op: str, space: str, a: np.ndarray, lanes, wid
         if ex.accesses is not None:
             ex.accesses[-1].wavefronts = wavefronts
             ex.accesses[-1].warp_wavefronts = per_warp
-        st[f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum"] += wavefronts
-        st[f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum"] += conflicts
+        add(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", wavefronts)
+        add(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", conflicts)
 
 
 def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
@@ -234,7 +240,7 @@ def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
             a = effective_addresses(ex, ins, addr, g)
             if k > 1:
                 check_aligned(a, dtype.itemsize * k, space)
-            _account(ex, "ld", space, a, g, dtype.itemsize * k)
+            _account(ex, ins.index, "ld", space, a, g, dtype.itemsize * k)
             vals = []
             for j in range(k):
                 aj = a + np.uint64(j * dtype.itemsize)
@@ -273,7 +279,7 @@ def store(ex: "ChunkExecutor", ins: Instr, sel) -> None:
             aj = a + np.uint64(j * dtype.itemsize)
             writes.extend((view, idx, vals if lanes is None else vals[lanes])
                           for view, idx, lanes in _parts(ex, space, aj, g, dtype))
-        _account(ex, "st", space, a, g, dtype.itemsize * k)
+        _account(ex, ins.index, "st", space, a, g, dtype.itemsize * k)
         for view, idx, vals in writes:
             view[idx] = vals
     ex.advance(sel, ins.index + 1)

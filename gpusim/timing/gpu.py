@@ -25,7 +25,7 @@ import simpy
 from gpusim.config import GPUConfig
 from gpusim.errors import KernelFault, LaunchError
 from gpusim.functional.engine import Grid
-from gpusim.functional.launch import LaunchResult, memory_counters
+from gpusim.functional.launch import LaunchResult, memory_counters, split_counters
 from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import DONE, CTAStepper
 from gpusim.occupancy import OccupancyResult
@@ -178,7 +178,7 @@ class Launch:
             "smsp__sass_branch_targets.sum": self.branches,
             "smsp__sass_branch_targets_threads_divergent.sum": self.divergent_branches,
         }
-        m.update({k: int(v) for k, v in sorted(self.stats.items())})
+        m.update(split_counters(self.stats, len(self.kernel.instrs))[0])
         m.update(self.mem.metrics())
         totals = self.stall_array().sum(axis=0)
         for r, v in zip(REASONS, totals):
@@ -207,6 +207,7 @@ def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMem
     warps, threads = launch.counters
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]
     res.metrics = launch.metrics(cycles)
+    res.pc_metrics = split_counters(launch.stats, len(kernel.instrs))[1]
     res.cycles = cycles
     stalls = launch.stall_array()
     res.stalls = {r: stalls[:-1, i] for i, r in enumerate(REASONS)}

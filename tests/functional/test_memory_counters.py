@@ -70,3 +70,21 @@ def test_warp_uniform_load_is_one_sector(dev):
     res = _launch("gmem_uniform_u32", (4,), (256,), gpusim.zeros(n // 32, np.uint32), gpusim.zeros(n, np.uint32),
                   np.uint32(n))
     assert (res.metrics[REQ], res.metrics[SECT]) == (32, 32)
+
+
+@pytest.mark.parametrize("mode", ["functional", "timing"])
+def test_memory_counters_per_ptx_line_sum_to_the_launch_totals(mode):
+    # The conflicted transpose at 64 x 64: every counter sits on its ld/st lines and the
+    # per-line arrays add up to the launch's totals, in both engines.
+    from gpusim.suite import CASES, run_case
+    with gpusim.Device("h100", mode):
+        (res,) = run_case(CASES["transpose_conflict"], gpusim, 64).launches
+    k = gpusim.RawModule(path=PTX_DIR / "shared.ptx").get_function("transpose_conflict")
+    kinds = [ins.mnemonic.split(".")[0] for ins in k.kernel.instrs]
+    assert set(res.pc_metrics) == {n for n in res.metrics if n.startswith((
+        "l1tex__t_requests", "l1tex__t_sectors", "l1tex__data", "smsp__inst_executed_op"))}
+    for name, per_pc in res.pc_metrics.items():
+        assert per_pc.shape == (len(kinds),) and int(per_pc.sum()) == res.metrics[name]
+        assert all(kinds[pc] in ("ld", "st") for pc in np.flatnonzero(per_pc))
+    (shared_ld,) = np.flatnonzero(res.pc_metrics[LD_WF])
+    assert res.pc_metrics[LD_BC][shared_ld] == res.metrics[LD_BC] > 0
