@@ -41,6 +41,9 @@ class Sweep:
     lesson: str
     points: tuple[Point, ...]
     counters: tuple[str, ...] = ()   #: Nsight metrics drawn next to cycles
+    #: the metric whose ordering is scored: cycles, or (one-warp micro-kernels, whose cycles are
+    #: the launch overhead plus noise) a counter of ``counters``
+    score_metric: str = "sm__cycles_elapsed.avg"
 
     @property
     def cases(self) -> list[str]:
@@ -72,7 +75,8 @@ SWEEPS: dict[str, Sweep] = {s.name: s for s in (
               Point(str(s), "shared_stride", 1 << 16, i) for i, s in enumerate((1, 2, 4, 32, 33))), _SH_CONF),
     Sweep("smem_micro_stride", "Shared-memory stride, one warp (micro-kernel)", "stride (words)",
           "wavefronts = the largest number of distinct words a bank serves", tuple(
-              Point(str(s), "smem_stride_u32", 32, i) for i, s in enumerate((1, 2, 4, 8, 16, 32, 33, 64))), _SH_CONF),
+              Point(str(s), "smem_stride_u32", 32, i) for i, s in enumerate((1, 2, 4, 8, 16, 32, 33, 64))), _SH_CONF,
+          score_metric="l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"),
     Sweep("transpose", "Transpose: padding and swizzle (256 x 256)", "kernel",
           "the column read of a 32x32 tile conflicts 32-way unless padded or swizzled", tuple(
               Point(k.removeprefix("transpose_"), k, 256, 0) for k in

@@ -1,0 +1,82 @@
+"""The simulator side: the same suite runs in gpusim's timing mode, in parallel processes.
+
+Owns: :func:`simulate_run` (one (case, n) on a configuration with overrides -> per-launch
+cycles, Nsight-named metrics, occupancy, and the outputs) and :func:`simulate_many`
+(a process pool with progress lines). Outputs come from the same timing-mode run (the
+timing engine executes the functional engine's semantics, so they are the functional
+outputs too).
+
+Imports gpusim (its engines, simpy through timing mode); must not import cupy.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import time
+import traceback
+from typing import Callable, Iterable
+
+import numpy as np
+
+__all__ = ["simulate_run", "simulate_many"]
+
+
+def simulate_run(case: str, n: int, config: str = "h100", overrides: dict | None = None) -> dict:
+    """Run suite ``case`` at size ``n`` in timing mode; return a picklable dict.
+
+    Keys: case, n, host_seconds, error (None or "Type: message"), outputs ({name: numpy
+    array}), launches: [{cycles, metrics: {Nsight name: number}, regs_per_thread,
+    blocks_per_sm (the model's occupancy answer for the launch)}] in launch order.
+    """
+    import gpusim
+    from gpusim.suite import CASES, run_case
+
+    t0 = time.perf_counter()
+    rec: dict = {"case": case, "n": int(n), "error": None, "outputs": {}, "launches": []}
+    try:
+        with gpusim.Device(config, mode="timing", overrides=overrides or {}):
+            run = run_case(CASES[case], gpusim, n, seed=0)
+    except Exception as exc:  # one failing run must not stop the report; it is listed there
+        rec["error"] = f"{type(exc).__name__}: {exc}"
+        rec["traceback"] = traceback.format_exc(limit=-4)
+        rec["host_seconds"] = round(time.perf_counter() - t0, 2)
+        return rec
+    for launch in run.launches:
+        occ = getattr(launch, "occupancy", None)
+        rec["launches"].append({
+            "cycles": int(launch.cycles) if launch.cycles is not None else None,
+            "metrics": {k: (float(v) if isinstance(v, (float, np.floating)) else int(v))
+                        for k, v in launch.metrics.items() if isinstance(v, (int, float, np.integer, np.floating))},
+            "regs_per_thread": getattr(occ, "regs_per_thread", None),
+            "blocks_per_sm": getattr(occ, "blocks_per_sm", None)})
+    rec["outputs"] = {k: np.asarray(v) for k, v in run.outputs.items()}
+    rec["host_seconds"] = round(time.perf_counter() - t0, 2)
+    return rec
+
+
+def simulate_many(runs: Iterable[tuple[str, int]], config: str = "h100", overrides: dict | None = None,
+                  jobs: int = 1, progress: Callable[[str], None] = print) -> dict[tuple[str, int], dict]:
+    """:func:`simulate_run` for every (case, n), ``jobs`` processes at a time, in the given order
+    (put the slowest first); prints one progress line per finished run with a count and the
+    elapsed time. Returns {(case, n): result}."""
+    runs = list(runs)
+    out: dict[tuple[str, int], dict] = {}
+    t0 = time.perf_counter()
+
+    def note(res: dict) -> None:
+        out[(res["case"], res["n"])] = res
+        status = res["error"] or f"{len(res['launches'])} launch(es)"
+        progress(f"[{len(out)}/{len(runs)}] simulated {res['case']} n={res['n']}: {status} "
+                 f"({res['host_seconds']:.1f} s; {time.perf_counter() - t0:.0f} s elapsed)")
+
+    if jobs <= 1:
+        for case, n in runs:
+            note(simulate_run(case, n, config, overrides))
+        return out
+    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        futures = [pool.submit(simulate_run, case, n, config, overrides) for case, n in runs]
+        for fut in cf.as_completed(futures):
+            note(fut.result())
+    return out
