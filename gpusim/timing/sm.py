@@ -87,6 +87,8 @@ class IssueEvent(NamedTuple):
         stalls: the warp's cycles since its previous issue as ``(first cycle,
             end cycle (exclusive), reason)`` segments, reasons of :data:`REASONS`;
             they tile the cycles from the previous issue + 1 to ``cycle``.
+        accesses: its memory accesses (:class:`gpusim.functional.memops.Access`:
+            per-lane addresses, lanes, width, shared wavefronts), or ``()``.
     """
 
     cycle: int
@@ -99,6 +101,7 @@ class IssueEvent(NamedTuple):
     ready: int
     space: str
     stalls: tuple
+    accesses: tuple = ()
 
 
 class CTA:
@@ -337,7 +340,7 @@ class SM:
             w.pend[r] = (done, timed.reason)
         if launch.events is not None:
             launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, step.active,
-                                            int(np.ceil(done)), timed.space or "", tuple(segs)))
+                                            int(np.ceil(done)), timed.space or "", tuple(segs), tuple(step.accesses)))
         w.pc = step.next_pc
         if step.released:
             self._release(w.cta, now)

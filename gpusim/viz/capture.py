@@ -7,15 +7,9 @@ addresses of its memory accesses), :func:`record_launch` (record one launch of a
 :class:`gpusim.RawKernel`), :func:`record_case` (record every launch of a suite case) and
 the ``xp`` proxy that lets a suite case's own code be recorded unchanged.
 
-How the addresses are obtained: the timing engine reports when each warp instruction
-issued (``IssueEvent``) but not its lanes' addresses, so after the timing launch the
-launch is *replayed* CTA by CTA, warp by warp, with
-:class:`gpusim.functional.warpstep.CTAStepper` on a copy of global memory taken just
-before the launch. Every warp executes the same instruction sequence as in the timing
-run (same min-PC reconvergence per warp), so the k-th step of (CTA, warp) is the k-th
-issue event of that warp. For race-free kernels the addresses are exact; kernels whose
-addresses depend on data written by other CTAs during the launch (none in the suite)
-could differ.
+The per-lane addresses come with the timing engine's issue events
+(:attr:`gpusim.timing.sm.IssueEvent.accesses`, recorded with ``record_events=True``), so
+a recording is one timing launch: nothing is executed twice.
 
 Must not import: simpy, cupy (the timing engine is reached only through
 ``gpusim.Device(mode="timing")``).
@@ -23,7 +17,6 @@ Must not import: simpy, cupy (the timing engine is reached only through
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -32,9 +25,7 @@ import numpy as np
 import gpusim
 from gpusim.errors import GpusimError
 from gpusim.functional.engine import Grid
-from gpusim.functional.launch import LaunchResult, memory_counters
-from gpusim.functional.memory import Allocation, GlobalMemory
-from gpusim.functional.warpstep import DONE, CTAStepper
+from gpusim.functional.launch import LaunchResult
 from isa.ir import Instr, Kernel
 
 __all__ = ["MemAccess", "WarpStep", "Recording", "record_launch", "record_case", "RecordingXP"]
@@ -62,7 +53,7 @@ class MemAccess:
 
 @dataclass(frozen=True)
 class WarpStep:
-    """One executed warp instruction of the replay.
+    """One issued warp instruction (from its :class:`gpusim.timing.sm.IssueEvent`).
 
     Attributes:
         cta, warp: linear CTA id and warp index in the CTA.
@@ -94,7 +85,7 @@ class Recording:
         grid, block: launch shape (3-tuples); shared_mem: dynamic shared memory (bytes).
         config: the :class:`gpusim.config.GPUConfig` it ran on.
         result: the timing-mode :class:`LaunchResult` (``events`` and ``cta_spans`` set).
-        steps: every warp instruction of every replayed CTA, CTA by CTA.
+        steps: every issued warp instruction, CTA by CTA (:func:`warp_steps`).
     """
 
     label: str
@@ -119,7 +110,7 @@ class Recording:
         return [i.index for i in self.kernel.instrs if i.loc.line == line]
 
     def memory_lines(self, space: str) -> list[int]:
-        """PTX lines of instructions that accessed ``space`` (``"shared"``, ``"global"``) in the replay."""
+        """PTX lines of instructions that accessed ``space`` (``"shared"``, ``"global"``)."""
         pcs = sorted({s.pc for s in self.steps if any(a.space == space for a in s.accesses)})
         return sorted({self.kernel.instrs[p].loc.line for p in pcs})
 
@@ -136,16 +127,8 @@ class Recording:
         return f"{path.rsplit('/', 1)[-1]}:{ins.src[1]}"
 
 
-# --------------------------------------------------------------------------- replay
-def _snapshot(mem: GlobalMemory) -> GlobalMemory:
-    """A deep copy of global memory (same addresses, copied bytes)."""
-    snap = copy.copy(mem)
-    snap._allocs = {b: Allocation(a.base, a.nbytes, a.data.copy()) for b, a in mem._allocs.items()}
-    snap._reindex()
-    return snap
-
-
-def _warp_accesses(stepper: CTAStepper, raw) -> tuple[MemAccess, ...]:
+# --------------------------------------------------------------------------- steps
+def _warp_accesses(raw) -> tuple[MemAccess, ...]:
     out = []
     for acc in raw:
         lanes = np.asarray(acc.lanes, np.int64) & 31
@@ -157,42 +140,18 @@ def _warp_accesses(stepper: CTAStepper, raw) -> tuple[MemAccess, ...]:
     return tuple(out)
 
 
-def replay(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-           sm_count: int, max_warps: int, ctas: Sequence[int] | None = None) -> list[WarpStep]:
-    """Re-execute CTAs of a launch warp instruction by warp instruction; return their steps.
+def warp_steps(events: Sequence[Any]) -> list[WarpStep]:
+    """One :class:`WarpStep` per issue event, CTA by CTA, then by step number and warp.
 
     Args:
-        kernel, grid, params, memory, dynamic_shared: the launch (``memory`` is modified).
-        sm_count, max_warps: the GPU's SMs and warp slots (``%smid``, ``%nwarpid``).
-        ctas: linear CTA ids to replay (default: all), in this order.
-
-    Returns:
-        One :class:`WarpStep` per executed warp instruction, CTA by CTA; within a CTA the
-        warps are stepped round robin (barriers release as in the timing engine).
-
-    Raises:
-        gpusim.errors.KernelFault: the kernel faults or deadlocks (as it would have in the launch).
+        events: a timing launch's :class:`gpusim.timing.sm.IssueEvent` list (issue order).
     """
-    counters = (np.zeros(len(kernel.instrs) + 1, np.int64), np.zeros(len(kernel.instrs) + 1, np.int64))
-    stats = memory_counters()
-    steps: list[WarpStep] = []
-    for cta in (range(grid.n_blocks) if ctas is None else ctas):
-        stepper = CTAStepper(kernel, grid, int(cta), params, memory, dynamic_shared, counters, stats,
-                             sm_count, max_warps, 0, 0, lambda: 0)
-        seq = [0] * grid.warps_per_block
-        while True:
-            progressed = False
-            queued = getattr(stepper, "queued", None)  # outcomes computed ahead in a batch
-            for w in range(grid.warps_per_block):
-                if stepper.warp_pc(w) == DONE and not (queued and queued[w]):
-                    continue
-                st = stepper.step(w)
-                pc = st.instr.index if st.instr is not None else len(kernel.instrs)
-                steps.append(WarpStep(int(cta), w, seq[w], pc, st.active, _warp_accesses(stepper, st.accesses)))
-                seq[w] += 1
-                progressed = True
-            if not progressed:
-                break
+    seq: dict[tuple[int, int], int] = {}
+    steps = []
+    for e in events:
+        k = seq[e.cta, e.warp] = seq.get((e.cta, e.warp), -1) + 1
+        steps.append(WarpStep(e.cta, e.warp, k, e.pc, e.active, _warp_accesses(e.accesses)))
+    steps.sort(key=lambda s: (s.cta, s.seq, s.warp))
     return steps
 
 
@@ -204,15 +163,13 @@ def _check_device(dev: gpusim.Device) -> None:
 
 
 def record_launch(kernel: "gpusim.RawKernel", grid, block, args: Sequence[Any], shared_mem: int = 0, *,
-                  label: str | None = None, replay_ctas: Sequence[int] | None = None) -> Recording:
+                  label: str | None = None) -> Recording:
     """Launch ``kernel`` on the current device (timing mode with ``record_events=True``) and record it.
 
     Args:
         kernel: a :class:`gpusim.RawKernel`.
         grid, block, args, shared_mem: as for ``kernel(grid, block, args, shared_mem=...)``.
         label: name shown in reports (default: the kernel name).
-        replay_ctas: CTAs whose per-lane addresses are recorded (default: all; the source
-            view's per-line memory counters need all).
 
     Returns:
         :class:`Recording`; the launch's results are in device memory as after a plain launch.
@@ -226,12 +183,9 @@ def record_launch(kernel: "gpusim.RawKernel", grid, block, args: Sequence[Any], 
 
     dev = get_device()
     _check_device(dev)
-    before = _snapshot(dev.memory)
     res = kernel(grid, block, args, shared_mem=shared_mem)
     g = Grid(_dims(grid, "grid"), _dims(block, "block"))
-    params = kernel._pack(dev, args)
-    steps = replay(kernel.kernel, g, params, before, int(shared_mem), dev.config.sm_count,
-                   dev.config.sm.max_warps, replay_ctas)
+    steps = warp_steps(res.events)
     mod = kernel.module.module
     return Recording(label or kernel.name, kernel.kernel, dict(mod.files), list(mod.source_lines), str(mod.path),
                      g.grid, g.block, int(shared_mem), dev.config, res, steps)

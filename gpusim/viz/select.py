@@ -1,7 +1,7 @@
 """Choosing one warp's execution of one memory instruction in a recording (for the diagrams).
 
 Owns: :func:`select_access` -- from a PTX line (or automatically: the worst one), a CTA, a
-warp and an instance number to the replayed :class:`~gpusim.viz.capture.WarpStep` and its
+warp and an instance number to the recorded :class:`~gpusim.viz.capture.WarpStep` and its
 :class:`~gpusim.viz.capture.MemAccess`, with one-line errors that list what is available.
 
 Must not import: simpy, cupy, matplotlib.
@@ -70,7 +70,7 @@ def select_access(rec: Recording, space: str, line: int | None = None, cta: int 
         line: PTX line; ``None`` picks the line whose access costs most per execution
             (wavefronts or sectors; ties: loads first, then the earliest line).
         cta, warp: linear CTA id and warp index in the CTA; ``None`` for both: the first warp
-            (in replay order) that executed the line.
+            (in recording order) that executed the line.
         instance: which execution by that warp (0 = first; loops execute a line many times).
 
     Returns:

@@ -16,7 +16,7 @@ Where each number comes from:
   ``selected`` (the issue cycles) is listed apart from the stalls.
 * shared wavefronts, ideal and conflicts (``ld``/``st.shared``; atomics excluded as in the
   launch metrics) and global requests and sectors (``ld``/``st.global``): the address models
-  of :mod:`gpusim.memmodel` over every warp execution of the replay
+  of :mod:`gpusim.memmodel` over every recorded warp instruction
   (:mod:`gpusim.viz.capture`); summed over instructions they equal the launch's
   ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`` and
   ``l1tex__t_sectors_pipe_lsu_mem_global_op_{ld,st}.sum``.

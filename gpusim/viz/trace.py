@@ -52,7 +52,7 @@ def _tid(sm: int, slot: int) -> int:
 
 
 def _mem_args(step) -> dict[str, Any]:
-    """Sectors / wavefronts of a replayed step's accesses (for slice args)."""
+    """Sectors / wavefronts of a recorded step's accesses (for slice args)."""
     from gpusim.memmodel import global_sectors, shared_wavefronts
 
     out: dict[str, Any] = {}

@@ -35,16 +35,18 @@ def recs():
             for name in ("transpose_conflict", "transpose_padded", "copy_offset", "reduce_v1")}
 
 
-# ----------------------------------------------------------------------------- replay
-def test_replay_matches_the_issue_events(recs):
+# ----------------------------------------------------------------------------- steps
+def test_steps_carry_the_lane_addresses_of_every_memory_instruction(recs):
     for rec in recs.values():
-        ev = collections.defaultdict(list)
-        for e in rec.result.events:
-            ev[(e.cta, e.warp)].append((e.pc, e.active))
-        st = collections.defaultdict(list)
+        m = rec.result.metrics
+        assert len(rec.steps) == len(rec.result.events) == m["smsp__inst_executed.sum"]
         for s in rec.steps:
-            st[(s.cta, s.warp)].append((s.pc, s.active))
-        assert ev == st
+            assert not s.accesses or rec.kernel.instrs[s.pc].spec.kind.name in ("LD", "ST", "ATOM")
+            for a in s.accesses:
+                assert 0 < int(a.active.sum()) <= s.active
+        for space, op in (("global", "ld"), ("global", "st"), ("shared", "ld"), ("shared", "st")):
+            n = sum(any(a.space == space and a.op == op for a in s.accesses) for s in rec.steps)
+            assert n == m[f"smsp__inst_executed_op_{space}_{op}.sum"]
 
 
 # ----------------------------------------------------------------------------- trace
