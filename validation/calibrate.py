@@ -7,7 +7,8 @@ measurement (:func:`measure`), the mapping from measurements to configuration fi
 
 Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
 
-* pointer chase ``j = next[j]`` through a ring: shared memory (4 KiB), global through L1
+* pointer chase ``p = *p`` through a ring (each step one load, no address arithmetic):
+  shared memory (4 KiB), global through L1
   (``__ldca``, 16 KiB, after a warm pass), global through L2 only (``__ldcg``, 4 MiB, after
   a warm pass) and DRAM (``__ldcg``, a random ring of 128-byte lines over 1 GiB, after
   writing 2x the L2 size elsewhere; TLB misses included) -- cycles per load;
@@ -45,35 +46,37 @@ from validation import gpu as gpu_mod
 __all__ = ["KERNELS", "FIELDS", "measure", "overrides_from", "write_overrides", "read_overrides"]
 
 KERNELS = r"""
-extern "C" __global__ void chase_ca(const unsigned int* __restrict__ next, int steps, int warm,
-                                    long long* cycles, unsigned int* sink) {
-    unsigned int j = 0;
-    for (int i = 0; i < warm; ++i) j = __ldca(&next[j]);
+// pointer chases: each element holds the address of the next, so a step is one load and no
+// arithmetic (ld.global.ca.u64 / ld.global.cg.u64 / ld.shared.u32 [r] -> r)
+extern "C" __global__ void chase_ca(const unsigned long long* start, int steps, int warm,
+                                    long long* cycles, unsigned long long* sink) {
+    const unsigned long long* p = start;
+    for (int i = 0; i < warm; ++i) p = (const unsigned long long*)__ldca(p);
     long long t0 = clock64();
-    for (int i = 0; i < steps; ++i) j = __ldca(&next[j]);
+    for (int i = 0; i < steps; ++i) p = (const unsigned long long*)__ldca(p);
     long long t1 = clock64();
-    cycles[0] = t1 - t0; sink[0] = j;
+    cycles[0] = t1 - t0; sink[0] = (unsigned long long)p;
 }
-extern "C" __global__ void chase_cg(const unsigned int* __restrict__ next, unsigned int start, int steps,
-                                    int warm, long long* cycles, unsigned int* sink) {
-    unsigned int j = start;
-    for (int i = 0; i < warm; ++i) j = __ldcg(&next[j]);
+extern "C" __global__ void chase_cg(const unsigned long long* start, int steps, int warm,
+                                    long long* cycles, unsigned long long* sink) {
+    const unsigned long long* p = start;
+    for (int i = 0; i < warm; ++i) p = (const unsigned long long*)__ldcg(p);
     long long t0 = clock64();
-    for (int i = 0; i < steps; ++i) j = __ldcg(&next[j]);
+    for (int i = 0; i < steps; ++i) p = (const unsigned long long*)__ldcg(p);
     long long t1 = clock64();
-    cycles[0] = t1 - t0; sink[0] = j;
+    cycles[0] = t1 - t0; sink[0] = (unsigned long long)p;
 }
-extern "C" __global__ void chase_shared(const unsigned int* __restrict__ ring, int n, int steps,
-                                        long long* cycles, unsigned int* sink) {
+extern "C" __global__ void chase_shared(const unsigned int* __restrict__ next, int n, int steps,
+                                        long long* cycles, unsigned long long* sink) {
     extern __shared__ unsigned int s[];
-    for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = ring[i];
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = (unsigned int)__cvta_generic_to_shared(&s[next[i]]);
     __syncthreads();
     if (threadIdx.x == 0) {
-        unsigned int j = 0;
+        unsigned int a = (unsigned int)__cvta_generic_to_shared(&s[0]);
         long long t0 = clock64();
-        for (int i = 0; i < steps; ++i) j = s[j];
+        for (int i = 0; i < steps; ++i) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(a));
         long long t1 = clock64();
-        cycles[0] = t1 - t0; sink[0] = j;
+        cycles[0] = t1 - t0; sink[0] = a;
     }
 }
 extern "C" __global__ void fma_chain(float* x, int steps, long long* cycles) {
@@ -108,13 +111,12 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     """Run the micro-benchmarks on GPU 0; return {measurement key: value, "provenance": {...}}.
 
     Raises :class:`validation.gpu.GpuUnavailable` without CuPy or a GPU. Chase results are
-    cycles per load (``clock64`` of one thread, loop overhead included, as the shipped
-    configs' [MEAS] values); ``copy_bytes_per_s`` is bytes read + written per second.
+    cycles per dependent load (``clock64`` of one thread; the loop counter runs beside the
+    chain, so a step costs one load's latency); ``copy_bytes_per_s`` is bytes read + written per second.
     """
     cp = gpu_mod.require_cupy()
     mod = cp.RawModule(code=KERNELS)
     cycles = cp.zeros(1, cp.int64)
-    sink = cp.zeros(1, cp.uint32)
     res: dict = {"provenance": gpu_mod.provenance(cp, None), "repeat": repeat}
     props = cp.cuda.runtime.getDeviceProperties(0)
     res["clock_hz"] = int(props["clockRate"]) * 1000
@@ -133,43 +135,48 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
         idx = cp.arange(words, dtype=cp.uint32)
         return ((idx + stride_words) % words).astype(cp.uint32)
 
-    # shared memory: 4 KiB ring, stride 33 words (distinct banks, no pattern the compiler can use)
-    n_sh = 1024
-    sh = ring(n_sh, 33)
+    def pointer_ring(nxt):
+        """uint64 array whose element i holds the address of element nxt[i]."""
+        arr = cp.empty(nxt.size, cp.uint64)
+        arr[...] = cp.uint64(arr.data.ptr) + nxt.astype(cp.uint64) * cp.uint64(8)
+        return arr
+
+    sink64 = cp.zeros(1, cp.uint64)
     steps = 4096
+    # shared memory: 4 KiB ring, stride 33 words (every bank, no pattern the compiler can use)
+    n_sh = 1024
     f = mod.get_function("chase_shared")
-    res["shared_chase_cycles"] = med(lambda: f((1,), (32,), (sh, cp.int32(n_sh), cp.int32(steps), cycles, sink),
-                                               shared_mem=n_sh * 4)) / steps
+    res["shared_chase_cycles"] = med(lambda: f((1,), (32,), (ring(n_sh, 33), cp.int32(n_sh), cp.int32(steps), cycles,
+                                                             sink64), shared_mem=n_sh * 4)) / steps
     progress(f"shared chase: {res['shared_chase_cycles']:.1f} cycles/load")
-    # L1: 16 KiB ring, 128-byte stride
-    l1 = ring(4096, 32)
+    # L1: 16 KiB ring of 8-byte pointers, 128-byte stride (128 lines), warm pass first
+    l1 = pointer_ring(ring(2048, 16))
     f = mod.get_function("chase_ca")
-    res["l1_chase_cycles"] = med(lambda: f((1,), (1,), (l1, cp.int32(steps), cp.int32(steps), cycles, sink))) / steps
+    res["l1_chase_cycles"] = med(lambda: f((1,), (1,), (l1, cp.int32(steps), cp.int32(steps), cycles, sink64))) / steps
     progress(f"L1 chase: {res['l1_chase_cycles']:.1f} cycles/load")
-    # L2: 4 MiB ring, 128-byte stride (32768 lines); warm pass over the whole ring
-    l2 = ring(1 << 20, 32)
+    # L2: 4 MiB ring, 128-byte stride (32768 lines); a warm pass over the whole ring
+    l2 = pointer_ring(ring(1 << 19, 16))
     f = mod.get_function("chase_cg")
-    warm = (1 << 20) // 32
-    res["l2_chase_cycles"] = med(lambda: f((1,), (1,), (l2, cp.uint32(0), cp.int32(steps), cp.int32(warm), cycles,
-                                                        sink))) / steps
+    warm = (1 << 19) // 16
+    res["l2_chase_cycles"] = med(lambda: f((1,), (1,), (l2, cp.int32(steps), cp.int32(warm), cycles, sink64))) / steps
     progress(f"L2 chase: {res['l2_chase_cycles']:.1f} cycles/load")
-    del l1, l2
     # DRAM: random ring of 128-byte lines over 1 GiB
     lines = (1 << 30) // 128
-    perm = cp.random.RandomState(0).permutation(lines).astype(cp.uint32)
-    nxt = cp.zeros(lines * 32, cp.uint32)
-    nxt[perm * 32] = cp.roll(perm, -1) * 32
+    perm = cp.random.RandomState(0).permutation(lines).astype(cp.uint64)
+    nxt = cp.zeros(lines * 16, cp.uint64)
+    nxt[perm * 16] = cp.uint64(nxt.data.ptr) + cp.roll(perm, -1) * cp.uint64(128)
+    start_ptr = int(perm[0]) * 128
     del perm
     flush = cp.empty(max(2 * res["l2_bytes"], 1 << 26) // 4, cp.float32)
     dram_steps = 2048
+    start = nxt[start_ptr // 8:]
 
     def dram():
         flush.fill(1.0)
-        f((1,), (1,), (nxt, cp.uint32(0), cp.int32(dram_steps), cp.int32(0), cycles, sink))
+        f((1,), (1,), (start, cp.int32(dram_steps), cp.int32(0), cycles, sink64))
 
     res["dram_chase_cycles"] = med(dram) / dram_steps
     progress(f"DRAM chase: {res['dram_chase_cycles']:.1f} cycles/load")
-    del nxt, flush
     # dependent FMA chain
     x = cp.asarray([1.0, 0.999999, 1e-7, 0.0], cp.float32)
     fma_steps = 4096
