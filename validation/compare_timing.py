@@ -28,21 +28,14 @@ import time
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
+    sys.path.insert(0, str(ROOT))
+from validation.score import pearson, spearman  # noqa: E402 - the one definition of both scores
 HW = ROOT / "validation" / "reports" / "h100" / "timing_h100.json"
 #: Counters compared besides cycles (ratios are compared as values, counts as relative errors).
 COUNTERS = ("smsp__inst_executed.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
             "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "lts__t_sectors_op_read.sum",
             "dram__bytes_read.sum", "sm__warps_active.avg.pct_of_peak_sustained_active")
-
-
-def pearson(x, y) -> float:
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    return float(np.corrcoef(x, y)[0, 1]) if len(x) > 1 else math.nan
-
-
-def spearman(x, y) -> float:
-    rank = lambda v: np.argsort(np.argsort(v, kind="stable"), kind="stable")  # noqa: E731
-    return pearson(rank(np.asarray(x)), rank(np.asarray(y)))
 
 
 def hardware_runs(max_threads: int) -> dict[tuple[str, int], list[dict]]:
