@@ -30,7 +30,8 @@ from typing import Callable
 import numpy as np
 
 from gpusim.errors import GpusimError
-from validation import score, sweeps as sweeps_mod
+from validation import score
+from validation import sweeps as sweeps_mod
 
 __all__ = ["build", "write", "render_html", "headline", "CYCLES", "COUNTERS", "EXACT_COUNTERS"]
 
@@ -113,7 +114,6 @@ def _compare_outputs(sims: dict, hw_outputs: dict) -> list[dict]:
             ulp = _ulp_distance(np.ascontiguousarray(sim_arr), np.ascontiguousarray(hw_arr)) if same_shape else None
             # reduce_atomic_f32 adds block partials with atomicAdd in an unspecified order: its rtol
             # (the suite's) applies on both sides; no suite PTX uses an .approx instruction
-            from gpusim.suite import run_case  # noqa: F401 - documents where the rule lives
             rows.append({"case": case, "output": key, "n": n, "elements": int(hw_arr.size), "dtype": str(hw_arr.dtype),
                          "equal": equal, "max_ulp": ulp, "rule": "bit-exact" if case != "reduce_atomic_f32" else
                          "atomic order unspecified: rtol 1e-5 (gpusim/suite)",
@@ -167,10 +167,12 @@ def _sweep_results(selected: list[str], rows_by_key: dict) -> list[dict]:
         have = [p for p in points if p["hw_cycles"] is not None]
         metric = sw.score_metric
         if metric == CYCLES:
-            val = lambda p, side: p["hw_cycles"] if side == 0 else p["sim_cycles"]  # noqa: E731
+            def val(p, side):
+                return p["hw_cycles"] if side == 0 else p["sim_cycles"]
         else:
             have = [p for p in have if metric in p["counters"]]
-            val = lambda p, side: p["counters"][metric][side]  # noqa: E731
+            def val(p, side, m=metric):
+                return p["counters"][m][side]
         res = {"name": sw.name, "title": sw.title, "xlabel": sw.xlabel, "lesson": sw.lesson,
                "counters": list(sw.counters), "points": points, "missing": len(points) - len(have),
                "score_metric": metric}
@@ -295,6 +297,29 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
             for r in misses],
         "units": {CYCLES: "cycles (SM clock)", "gpu__time_duration.sum": "ns", "event_ms": "ms"},
     }
+
+
+def rescore(result: dict, sweep_names=None) -> dict:
+    """Recompute the sweeps (and their summary counts) of a built or loaded report from its rows,
+    without simulating again: for a report JSON written before a sweep definition changed."""
+    rows_by_key = {(r["case"], r["n"], r["launch"]): r for r in result["rows"]}
+    result["sweeps"] = _sweep_results(sweeps_mod.select(sweep_names), rows_by_key)
+    s = result["summary"]
+    s["sweeps_total"] = sum("ordering" in sw for sw in result["sweeps"])
+    s["sweeps_same_order"] = sum(sw.get("ordering", {}).get("same", False) for sw in result["sweeps"])
+    return result
+
+
+def load_result(path: str | os.PathLike) -> dict:
+    """A ``validation_<gpu>.json`` written by :func:`write` (GpusimError if it is not one)."""
+    p = pathlib.Path(path)
+    try:
+        data = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise GpusimError(f"--from {p}: cannot read a report JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != "gpusim-validation-report/1":
+        raise GpusimError(f"--from {p}: not a gpusim-validation-report/1 file")
+    return data
 
 
 # --------------------------------------------------------------------------- output

@@ -87,8 +87,9 @@ SWEEPS: dict[str, Sweep] = {s.name: s for s in (
           ("smsp__inst_executed.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")),
     Sweep("matmul", "Matmul naive / tiled / register-tiled at several sizes", "matrix side N",
           "tiling cuts global traffic; register tiling cuts shared traffic", tuple(
-              Point(str(n), k, n, 0, series=k.removeprefix("matmul_")) for k in
-              ("matmul_naive", "matmul_tiled", "matmul_regtile", "matmul_smem_regtile") for n in (40, 64, 128)),
+              Point(str(n), k, n, 0, series=k.removeprefix("matmul_")) for k, sizes in
+              (("matmul_naive", (40, 64, 128)), ("matmul_tiled", (40, 64, 128)), ("matmul_regtile", (40, 64, 128)),
+               ("matmul_smem_regtile", (64, 128))) for n in sizes),   # smem_regtile needs N % 64 == 0
           ("smsp__inst_executed.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")),
     Sweep("ilp", "Instruction-level parallelism: 1 vs 2 (vs 4) independent FMAs (2^16 elements)", "kernel",
           "two independent chains hide FMA latency with half the warps", tuple(

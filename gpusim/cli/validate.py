@@ -12,6 +12,7 @@ Examples::
     gpusim validate --hardware-only --out hw/         # GPU machine: collect only (no simulation)
     gpusim validate --from validation/reports/h100/hardware_h100.json --out rep/   # no GPU needed
     gpusim validate --from hw/ --cases reduce_v0 reduce_v1 --jobs 2
+    gpusim validate --from rep/validation_h100.json --out rep2/   # re-render a report, no simulation
 
 Without CuPy or a GPU and without ``--from`` it says so and exits with status 2. Files
 in ``--out`` that the run would write (``report.html``, ``validation_<gpu>.json``, the
@@ -35,7 +36,8 @@ def register(sub) -> None:
                        description=__doc__.split("\n\n")[0])
     p.add_argument("--from", dest="from_", metavar="PATH",
                    help="build the report from hardware data collected earlier (hardware_<gpu>.json, a folder "
-                        "holding one, or validation/reports/h100/timing_h100.json); no GPU needed")
+                        "holding one, or validation/reports/h100/timing_h100.json), or re-render a report's "
+                        "validation_<gpu>.json without simulating; no GPU needed")
     p.add_argument("--out", default="validation-report", help="output folder (default ./validation-report)")
     p.add_argument("--cases", nargs="+", metavar="CASE", help="suite cases (default: all; see gpusim run --list)")
     p.add_argument("--sweeps", nargs="+", metavar="SWEEP", help="sweeps (default: all; names in the report and "
@@ -56,6 +58,11 @@ def register(sub) -> None:
 
 def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+def _is_report(path: str) -> bool:
+    p = pathlib.Path(path)
+    return p.is_file() and p.name.startswith("validation_") and p.suffix == ".json"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +88,14 @@ def run(args: argparse.Namespace) -> int:
     out = pathlib.Path(args.out)
     if out.exists() and not out.is_dir():
         raise GpusimError(f"--out {out}: exists and is not a folder")
+    if args.from_ and _is_report(args.from_):
+        # a report JSON: re-score the sweeps and re-render, no simulation
+        from validation import report
+
+        result = report.rescore(report.load_result(args.from_), selected_sweeps)
+        paths = report.write(result, out, force=args.force)
+        print(f"report: {paths['html']}\nraw JSON: {paths['json']}\n{report.headline(result['summary'])}")
+        return 0
     if args.from_:
         if args.hardware_only:
             raise GpusimError("--hardware-only collects on a GPU; it cannot be combined with --from")

@@ -1,0 +1,210 @@
+"""The validation layer without a GPU: scores, hardware-bundle loading, the no-GPU error path,
+the HTML report rebuilt from the committed H100 JSON, and a guard that the simulator's agreement
+with the recorded H100 numbers does not get worse than the committed report shows.
+
+The hardware side is the committed ``validation/reports/h100/hardware_h100.json`` (``gpusim
+validate --hardware-only`` on an H100); the simulator side is recomputed for a small subset of
+quick runs (about 30 s on one core)."""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+import numpy as np
+import pytest
+
+from gpusim.cli import main
+from validation import calibrate, hardware, report, score, sweeps
+
+H100 = pathlib.Path(__file__).resolve().parents[2] / "validation" / "reports" / "h100"
+HW_FILE = H100 / "hardware_h100.json"
+COMMITTED = H100 / "validation_h100.json"
+#: quick runs (host seconds each in the committed report: < 5) covering the micro-kernels, the
+#: reduction sequence, transposes, divergence, ILP and the new block-size case at test_n
+SUBSET = ("smem_stride_u32", "smem_stride_v2_u32", "smem_stride_v4_u32", "smem_same_word_u32", "gmem_stride_u32",
+          "gmem_offset_u32", "gmem_uniform_u32", "reduce_v0", "reduce_v3", "reduce_v6", "transpose_conflict",
+          "transpose_padded", "divergent_branch", "uniform_branch", "ilp_fma_1", "ilp_fma_unroll2_block",
+          "copy_block_size")
+MAX_THREADS = 4096
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def test_scores_against_scipy():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    rng = np.random.default_rng(1)
+    hw = rng.integers(1000, 9000, 40).astype(float)
+    sim = hw * rng.uniform(0.7, 1.3, 40)
+    sim[:5] = sim[5]  # ties
+    assert score.pearson(sim, hw) == pytest.approx(scipy_stats.pearsonr(sim, hw)[0])
+    assert score.spearman(sim, hw) == pytest.approx(scipy_stats.spearmanr(sim, hw)[0])
+    st = score.error_stats(sim, hw)
+    rel = np.abs(sim - hw) / hw
+    assert st["mae_pct"] == pytest.approx(100 * rel.mean())
+    assert st["nrmse"] == pytest.approx(np.sqrt(np.mean((sim - hw) ** 2)) / hw.mean())
+    assert st["within_10pct"] == pytest.approx((rel <= 0.1).mean())
+    assert st["under"] + st["over"] + st["exact"] == 40
+
+
+def test_ordering_ignores_hardware_ties_and_names_swaps():
+    # hardware 100, 102 (a tie within 5 %), 150; the simulator swaps the tie: fine; swaps 150: not
+    ok = score.ordering([10, 9, 20], [100, 102, 150])
+    assert ok["same"] and ok["pairs"] == 2
+    bad = score.ordering([10, 30, 20], [100, 102, 150])
+    assert not bad["same"] and bad["disagreements"] == [(1, 2)]
+
+
+# --------------------------------------------------------------------------- inputs and errors
+
+
+def test_no_gpu_and_no_from_is_a_clear_error(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("GPUSIM_NO_GPU", "1")
+    assert main(["validate", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "no GPU" in err and "--from" in err and "Traceback" not in err
+    assert main(["calibrate", "--out", str(tmp_path / "c.toml")]) == 2
+    assert "GPUSIM_NO_GPU" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists() and not (tmp_path / "c.toml").exists()
+
+
+@pytest.mark.parametrize("content, words", [
+    (None, "no such file"), ("{not json", "not valid JSON"), ('{"a": 1}', "not hardware data"),
+    ('{"format": "gpusim-validation-hardware/1", "provenance": {}, "launches": [{"case": "x"}]}', "lacks n"),
+])
+def test_bad_from_file_names_the_file_and_the_rule(tmp_path, capsys, content, words):
+    path = tmp_path / "hw.json"
+    if content is not None:
+        path.write_text(content)
+    assert main(["validate", "--from", str(path), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and words in err and "Traceback" not in err
+
+
+def test_bad_selection_is_rejected(capsys, tmp_path):
+    assert main(["validate", "--from", str(HW_FILE), "--sweeps", "nope", "--out", str(tmp_path)]) == 2
+    assert "unknown sweep" in capsys.readouterr().err
+    assert main(["validate", "--from", str(HW_FILE), "--cases", "reduce_v9", "--out", str(tmp_path)]) == 2
+    assert "unknown suite case" in capsys.readouterr().err
+
+
+def test_committed_bundle_is_complete():
+    hw = hardware.load(HW_FILE)
+    assert hw["provenance"]["gpu_name"].startswith("NVIDIA H100")
+    assert all(r["ok"] for r in hw["runs"])
+    assert all(r["metrics"] and r["metrics"].get("sm__cycles_elapsed.avg") for r in hw["launches"])
+    assert "--clock-control none" in hw["collection"]["ncu_command"]
+    assert all(r["event_ms"] and r["event_ms"] > 0 for r in hw["launches"])
+    assert hw.outputs and len(hw["occupancy"]) > 40
+    # every sweep point has a hardware measurement
+    have = {(r["case"], r["n"]) for r in hw["launches"]}
+    for sw in sweeps.SWEEPS.values():
+        assert all((p.case, p.n) in have for p in sw.points), sw.name
+
+
+def test_calibrate_override_file_roundtrip(tmp_path):
+    measured = json.loads((H100 / "calibrate_h100.json").read_text())
+    path = calibrate.write_overrides(tmp_path / "o.toml", measured)
+    base, ov = calibrate.read_overrides(path)
+    assert base == "h100" and ov["sm_count"] == 132 and ov["l2.latency_cycles"] == round(measured["l2_chase_cycles"])
+    with pytest.raises(Exception, match="exists"):
+        calibrate.write_overrides(path, measured)
+    import gpusim
+
+    assert gpusim.Device(base, overrides=ov).config.l2.latency_cycles == ov["l2.latency_cycles"]
+    (tmp_path / "bad.toml").write_text("x = 1\n")
+    with pytest.raises(Exception, match="base"):
+        calibrate.read_overrides(tmp_path / "bad.toml")
+
+
+# --------------------------------------------------------------------------- report from committed JSON
+
+
+@pytest.fixture(scope="module")
+def subset_report(tmp_path_factory):
+    hw = hardware.load(HW_FILE)
+    names = [n for n in sweeps.SWEEPS if set(sweeps.SWEEPS[n].cases) <= set(SUBSET)]
+    result = report.build(hw, cases=list(SUBSET), sweep_names=names, max_threads=MAX_THREADS, progress=lambda m: None)
+    out = tmp_path_factory.mktemp("report")
+    paths = report.write(result, out)
+    return result, paths
+
+
+def test_html_report_from_json_is_self_contained(subset_report):
+    result, paths = subset_report
+    html = paths["html"].read_text()
+    assert html.count("data:image/png;base64,") >= 2            # the scatter and a sweep
+    assert "sm__cycles_elapsed.avg" in html and "NVIDIA H100" in html
+    assert "http://" not in html and "https://" not in html and "<script" not in html
+    raw = json.loads(paths["json"].read_text())
+    assert raw["summary"]["launches"] == len(raw["rows"]) > 20
+    assert raw["provenance"]["simulator"]["config"] == "h100"
+    with pytest.raises(Exception, match="--force"):
+        report.write(result, paths["html"].parent)
+
+
+def _committed_rows():
+    if not COMMITTED.is_file():
+        pytest.skip("no committed validation_h100.json")
+    return {(r["case"], r["n"], r["launch"]): r for r in json.loads(COMMITTED.read_text())["rows"]}
+
+
+def test_agreement_with_the_h100_is_not_worse_than_committed(subset_report):
+    result, _ = subset_report
+    committed = _committed_rows()
+    new = [r for r in result["rows"] if (r["case"], r["n"], r["launch"]) in committed]
+    assert len(new) == len(result["rows"]) > 20
+    hw = [r["hw_cycles"] for r in new]
+    now = score.error_stats([r["sim_cycles"] for r in new], hw)
+    then = score.error_stats([committed[(r["case"], r["n"], r["launch"])]["sim_cycles"] for r in new], hw)
+    assert now["pearson_r"] >= then["pearson_r"] - 0.002, (now, then)
+    assert now["mae_pct"] <= then["mae_pct"] + 0.25, (now, then)
+    # counters that were exact stay exact
+    for r in new:
+        old = committed[(r["case"], r["n"], r["launch"])]["metrics"]
+        for name, (h, s) in r["metrics"].items():
+            if name in report.EXACT_COUNTERS and name in old and old[name][0] == old[name][1]:
+                assert s == h, (r["case"], r["n"], r["launch"], name)
+
+
+def test_subset_outputs_occupancy_and_micro_counters_meet_the_targets(subset_report):
+    result, _ = subset_report
+    s = result["summary"]
+    assert s["outputs_total"] > 20 and s["outputs_equal"] == s["outputs_total"]
+    assert s["occupancy_calculator_equal"] == s["occupancy_total"]
+    assert s["occupancy_model_checked"] > 5 and s["occupancy_model_equal"] == s["occupancy_model_checked"]
+    assert s["micro_counters_total"] > 50 and s["micro_counters_equal"] == s["micro_counters_total"]
+    for sw in result["sweeps"]:
+        if sw["name"] == "smem_micro_stride":
+            assert sw["ordering"]["same"] and sw["ordering"]["pairs"] > 10
+
+
+def test_committed_report_matches_its_summary():
+    if not COMMITTED.is_file():
+        pytest.skip("no committed validation_h100.json")
+    rep = json.loads(COMMITTED.read_text())
+    rows = [r for r in rep["rows"] if r["hw_cycles"] and r["sim_cycles"]]
+    st = score.error_stats([r["sim_cycles"] for r in rows], [r["hw_cycles"] for r in rows])
+    assert math.isclose(st["pearson_r"], rep["summary"]["cycles"]["pearson_r"], rel_tol=1e-9)
+    assert math.isclose(st["mae_pct"], rep["summary"]["cycles"]["mae_pct"], rel_tol=1e-9)
+    assert (H100 / "report.html").is_file()
+
+
+# --------------------------------------------------------------------------- on a GPU
+
+
+@pytest.mark.gpu
+def test_collect_on_a_gpu(tmp_path):
+    pytest.importorskip("cupy")
+    from validation.gpu import GpuUnavailable, require_cupy
+
+    try:
+        require_cupy()
+    except GpuUnavailable as exc:
+        pytest.skip(str(exc))
+    path = hardware.collect(tmp_path, ["copy_vec4"], test_only=True, use_ncu=False, progress=lambda m: None)
+    hw = hardware.load(path)
+    assert hw["launches"] and all(r["event_ms"] > 0 for r in hw["launches"])
+    assert hw["occupancy"][0]["driver_blocks_per_sm"] > 0
