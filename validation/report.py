@@ -186,6 +186,14 @@ def _sweep_results(selected: list[str], rows_by_key: dict) -> list[dict]:
     return out
 
 
+def _sweep_summary(sweep_res: list[dict]) -> dict:
+    """Sweep counts: scored (some pair of points differs by more than the tie band on the
+    hardware), ordered like the hardware, and the flat ones (no such pair: nothing to order)."""
+    scored = [sw for sw in sweep_res if sw.get("ordering", {}).get("pairs")]
+    return {"sweeps_total": len(scored), "sweeps_same_order": sum(sw["ordering"]["same"] for sw in scored),
+            "sweeps_flat": [sw["name"] for sw in sweep_res if "ordering" in sw and not sw["ordering"]["pairs"]]}
+
+
 def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", overrides: dict | None = None,
           max_threads: int = 1 << 17, jobs: int = 1, progress: Callable[[str], None] = print,
           sims: dict | None = None) -> dict:
@@ -273,8 +281,7 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
         "occupancy_model_checked": sum(o["model_equal"] is not None for o in occupancy),
         "occupancy_model_equal": sum(bool(o["model_equal"]) for o in occupancy),
         "micro_counters_total": len(micro), "micro_counters_equal": sum(m["equal"] for m in micro),
-        "sweeps_total": sum("ordering" in s for s in sweep_res),
-        "sweeps_same_order": sum(s.get("ordering", {}).get("same", False) for s in sweep_res),
+        **_sweep_summary(sweep_res),
         "multi_wave_launches": sum(1 for r in rows if r["waves"] and r["waves"] > 1),
         "targets": {"outputs_equal_pct": 100, "occupancy_equal": "all", "cycles_pearson_r_min": 0.9,
                     "cycles_mae_pct_max": 30, "sweep_order": "all"},
@@ -304,9 +311,7 @@ def rescore(result: dict, sweep_names=None) -> dict:
     without simulating again: for a report JSON written before a sweep definition changed."""
     rows_by_key = {(r["case"], r["n"], r["launch"]): r for r in result["rows"]}
     result["sweeps"] = _sweep_results(sweeps_mod.select(sweep_names), rows_by_key)
-    s = result["summary"]
-    s["sweeps_total"] = sum("ordering" in sw for sw in result["sweeps"])
-    s["sweeps_same_order"] = sum(sw.get("ordering", {}).get("same", False) for sw in result["sweeps"])
+    result["summary"].update(_sweep_summary(result["sweeps"]))
     return result
 
 
@@ -334,7 +339,8 @@ def headline(s: dict) -> str:
             f"{s['occupancy_model_checked']} (model launches); micro-kernel counters {s['micro_counters_equal']}/"
             f"{s['micro_counters_total']} exact; cycles over {c['n']} launches: Pearson r {c['pearson_r']:.3f}, "
             f"Spearman {c['spearman_rho']:.3f}, MAE {c['mae_pct']:.1f} %, within 10 % {100 * c['within_10pct']:.0f} %; "
-            f"sweeps ordered as on the GPU: {s['sweeps_same_order']}/{s['sweeps_total']}")
+            f"sweeps ordered as on the GPU: {s['sweeps_same_order']}/{s['sweeps_total']}"
+            + (f" (flat on the GPU, not scored: {', '.join(s['sweeps_flat'])})" if s.get("sweeps_flat") else ""))
 
 
 def _png(fig) -> str:
@@ -374,13 +380,17 @@ def _plots(result: dict) -> dict:
         fig, axes = plt.subplots(1, ncol, figsize=(5.2 * ncol, 3.6), squeeze=False)
         ax = axes[0][0]
         series = list(dict.fromkeys(p["series"] for p in pts))
+        labels = list(dict.fromkeys(p["label"] for p in sw["points"]))   # one shared category axis
+        if all(lab.isdigit() for lab in labels):
+            labels.sort(key=int)
+        pos = {lab: i for i, lab in enumerate(labels)}
+        ax.set_xticks(range(len(labels)), labels)
         for k, ser in enumerate(series):
             sp = [p for p in pts if p["series"] == ser]
-            x = list(range(len(sp)))
+            x = [pos[p["label"]] for p in sp]
             col = f"C{k}"
             ax.plot(x, [p["hw_cycles"] for p in sp], "o-", color=col, label=f"H/W {ser}".strip())
             ax.plot(x, [p["sim_cycles"] for p in sp], "s--", color=col, label=f"gpusim {ser}".strip())
-            ax.set_xticks(x, [p["label"] for p in sp])
         ax.set(xlabel=sw["xlabel"], ylabel="cycles", title=sw["title"])
         if len(series) > 1:
             ax.set_yscale("log")
@@ -391,11 +401,11 @@ def _plots(result: dict) -> dict:
                 cp = [p for p in pts if name in p["counters"]]
                 if not cp or len(series) > 1:
                     cp = [p for p in cp if p["series"] == series[0]]
-                x = list(range(len(cp)))
+                x = [pos[p["label"]] for p in cp]
                 ax2.plot(x, [p["counters"][name][0] for p in cp], "o-", color=f"C{k}", label=f"H/W {name}")
                 ax2.plot(x, [p["counters"][name][1] for p in cp], "s--", color=f"C{k}", label=f"gpusim {name}")
-                ax2.set_xticks(x, [p["label"] for p in cp])
-            ax2.set(xlabel=sw["xlabel"], title="counters (Nsight names)")
+            ax2.set_xticks(range(len(labels)), labels)
+            ax2.set(xlabel=sw["xlabel"], title="counters (Nsight names)" + (f", {series[0]}" if len(series) > 1 else ""))
             ax2.legend(fontsize=6)
         plots[f"sweep_{sw['name']}"] = _png(fig)
     return plots
@@ -411,6 +421,8 @@ def render_html(result: dict) -> str:
     def fmt(v, digits=3):
         if v is None:
             return "–"
+        if isinstance(v, str):          # "nan"/"inf" as written to JSON, or a label
+            return v
         if isinstance(v, float) and not math.isfinite(v):
             return str(v)
         if isinstance(v, int) or (isinstance(v, float) and v.is_integer() and abs(v) >= 1000):
@@ -418,7 +430,7 @@ def render_html(result: dict) -> str:
         return f"{v:.{digits}g}"
 
     env.filters["fmt"] = fmt
-    env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.0f} %"
+    env.filters["pct"] = lambda v: "–" if not isinstance(v, (int, float)) else f"{100 * v:.0f} %"
     return env.get_template("report.html.j2").render(r=result, s=result["summary"], plots=_plots(result),
                                                      headline=headline(result["summary"]))
 

@@ -21,13 +21,13 @@ from validation import calibrate, hardware, report, score, sweeps
 H100 = pathlib.Path(__file__).resolve().parents[2] / "validation" / "reports" / "h100"
 HW_FILE = H100 / "hardware_h100.json"
 COMMITTED = H100 / "validation_h100.json"
-#: quick runs (host seconds each in the committed report: < 5) covering the micro-kernels, the
-#: reduction sequence, transposes, divergence, ILP and the new block-size case at test_n
-SUBSET = ("smem_stride_u32", "smem_stride_v2_u32", "smem_stride_v4_u32", "smem_same_word_u32", "gmem_stride_u32",
-          "gmem_offset_u32", "gmem_uniform_u32", "reduce_v0", "reduce_v3", "reduce_v6", "transpose_conflict",
-          "transpose_padded", "divergent_branch", "uniform_branch", "ilp_fma_1", "ilp_fma_unroll2_block",
+#: quick runs (under ~3 s each on one core) at every recorded size up to 2^16 threads: the
+#: micro-kernels, copies, late reductions, the ILP sweep, AoS/SoA and the new block-size case's test_n
+SUBSET = ("smem_stride_u32", "smem_stride_v2_u32", "smem_stride_v4_u32", "smem_same_word_u32", "gmem_uniform_u32",
+          "copy_vec4", "copy_stride", "copy_offset", "reduce_v4", "reduce_v5", "reduce_v6", "ilp_fma_1",
+          "ilp_fma_unroll2_grid", "ilp_fma_unroll2_block", "ilp_fma_unroll4_block", "aos_update", "soa_update",
           "copy_block_size")
-MAX_THREADS = 4096
+MAX_THREADS = 1 << 16
 
 
 # --------------------------------------------------------------------------- scores
