@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
 #: (file name, gpusim command line without the output option, part of --quick)
 COMMANDS = [
     ("banks_transpose.png", "diagram banks transpose_conflict transpose_padded transpose_swizzled --warp 1", True),
-    ("coalescing_copy_offset.png", "diagram coalescing copy_offset", True),
+    ("coalescing_copy_offset.png", "diagram coalescing copy_offset --warp 1", True),
     ("coalescing_aos.png", "diagram coalescing aos_update", False),
     ("warps_reduce_v1.png", "diagram warps reduce_v1 --sm 0 --cycles 4400:4640", True),
     ("roofline_reductions.png", "diagram roofline reduce_v0 reduce_v3 reduce_v6 matmul_naive matmul_tiled", False),

@@ -130,6 +130,9 @@ class MemorySystem:
         self.granule = cfg.dram.access_granularity_bytes
         self.lat_l1, self.lat_l2, self.lat_dram = cfg.l1.latency_cycles, cfg.l2.latency_cycles, cfg.dram.latency_cycles
         self.count = collections.Counter()
+        #: When a dict, loads and atomics record where each 32 B sector was served:
+        #: sector number (address // 32) -> ``"L1"``, ``"L2"`` or ``"DRAM"`` (for the diagrams).
+        self.served: dict[int, str] | None = None
 
     # ---------------------------------------------------------------- servers
     def _l1_stage(self, sm: int, now: int, n_lines: int) -> int:
@@ -154,6 +157,11 @@ class MemorySystem:
             self.count["dram_write_bytes"] += nbytes
             self._dram_serve(t, nbytes)
 
+    def _serve(self, line: int, mask: int, level: str) -> None:
+        for k in range(4):
+            if mask >> k & 1:
+                self.served[line * 4 + k] = level
+
     def _l2_read(self, t: float, lines: list[int], masks: list[int], op: str = "read") -> float:
         """Read sectors through L2 (filling misses from DRAM); return completion.
         ``op`` names the counters (``read``, ``atom``, ``red``)."""
@@ -166,6 +174,9 @@ class MemorySystem:
             hit = self.l2.lookup(line, mask)
             miss = mask & ~hit
             c[f"l2_{op}_hits"] += _POPCOUNT[hit]
+            if self.served is not None:
+                self._serve(line, hit, "L2")
+                self._serve(line, miss, "DRAM")
             if miss:
                 fetch = _PAIRS[miss] if self.granule > self.sector else miss
                 dram_bytes += _POPCOUNT[fetch] * self.sector
@@ -195,6 +206,8 @@ class MemorySystem:
         for line, mask in zip(lines, masks):
             hit = l1.lookup(line, mask)
             hits += _POPCOUNT[hit]
+            if self.served is not None:
+                self._serve(line, hit, "L1")
             if hit != mask:
                 miss_lines.append(line)
                 miss_masks.append(mask & ~hit)

@@ -89,6 +89,9 @@ class IssueEvent(NamedTuple):
             they tile the cycles from the previous issue + 1 to ``cycle``.
         accesses: its memory accesses (:class:`gpusim.functional.memops.Access`:
             per-lane addresses, lanes, width, shared wavefronts), or ``()``.
+        served: global loads and atomics: where each 32 B sector came from,
+            ``{address // 32: "L1" | "L2" | "DRAM"}`` (L2 for a sector that missed
+            in L1 and hit in L2); ``None`` for other instructions.
     """
 
     cycle: int
@@ -102,6 +105,7 @@ class IssueEvent(NamedTuple):
     space: str
     stalls: tuple
     accesses: tuple = ()
+    served: dict | None = None
 
 
 class CTA:
@@ -329,8 +333,12 @@ class SM:
         floor = now + 1
         done = now + timed.latency
         kind = timed.kind
+        served = None
         if step.accesses:
+            if launch.events is not None and timed.space not in ("shared", "local"):
+                served = launch.mem.served = {}
             done = self._memory(w, step, now)
+            launch.mem.served = None
         elif kind is Kind.BRA:
             launch.branches += 1
             if 0 < step.taken < step.active:
@@ -340,7 +348,8 @@ class SM:
             w.pend[r] = (done, timed.reason)
         if launch.events is not None:
             launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, step.active,
-                                            int(np.ceil(done)), timed.space or "", tuple(segs), tuple(step.accesses)))
+                                            int(np.ceil(done)), timed.space or "", tuple(segs), tuple(step.accesses),
+                                            served or None))
         w.pc = step.next_pc
         if step.released:
             self._release(w.cta, now)

@@ -3,15 +3,14 @@
 Owns: :func:`sector_map` (per lane, the sectors it touches; the touched lines and sectors)
 and :func:`coalescing_figure` (top: the 32 lanes; bottom: every 128 B line the warp touched,
 drawn as its four 32 B sectors; a line from each active lane to the sector(s) it reads or
-writes; touched sectors are filled with the share of their bytes the lanes asked for).
+writes; touched sectors are filled with the share of their bytes the lanes asked for and,
+for loads, marked with where the timing run served them: L1 hit, L2 hit or DRAM).
 
 Numbers: :mod:`gpusim.memmodel.coalesce` (hardware-facts.md §6, exact against the H100 for
 the suite's patterns): requests, sectors (``l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum``
-per request) and lines. Cache hits and misses per sector are NOT available: the timing
-engine does not record the L1/L2 outcome of each sector. The figure instead gives the
-instruction's measured latency in the timing run (issue to data ready, from
-``IssueEvent.ready``) next to the configuration's L1, L2 and DRAM latencies, which tells a
-hit from a miss for the slowest sector only.
+per request) and lines. Hits and misses: ``IssueEvent.served`` of the timing run (the
+sectored L1 and L2 of :mod:`gpusim.timing.memsys`); the title adds the instruction's
+latency (issue to data ready, ``IssueEvent.ready``).
 
 Must not import: simpy, cupy.
 """
@@ -28,6 +27,9 @@ from gpusim.viz.select import Selected
 from gpusim.viz.style import pyplot
 
 __all__ = ["SectorMap", "sector_map", "coalescing_figure", "issue_event"]
+
+#: Strip colour under a sector: where the timing run served it.
+_LEVEL_COLOURS = {"L1": "#2ca02c", "L2": "#ff7f0e", "DRAM": "#7b3294"}
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,13 @@ def coalescing_figure(sel: Selected, title: str | None = None):
         ax.text(x, 0.835, str(t), ha="center", va="center", fontsize=6.5, color="white" if act else "#888888")
         for s in m.lane_sectors[t]:
             ax.plot([x, sec_x[s]], [0.80, 0.125], color="#4C72B0", lw=0.7, alpha=0.7)
+    ev = issue_event(sel)
+    served = (ev.served or {}) if ev is not None else {}
+    for sec, x in sec_x.items():
+        level = served.get(sec // m.sector_bytes)
+        if level is not None:
+            ax.add_patch(plt.Rectangle((x - box_w / 2, -0.025), box_w, 0.02, facecolor=_LEVEL_COLOURS[level],
+                                       edgecolor="none"))
     ax.text(-0.02, 0.835, "lanes", ha="right", va="center", fontsize=9)
     ax.text(-0.02, 0.06, f"{m.line_bytes} B lines\n({per_line} x {m.sector_bytes} B sectors)", ha="right",
             va="center", fontsize=8)
@@ -150,10 +159,12 @@ def coalescing_figure(sel: Selected, title: str | None = None):
     ax.axis("off")
     moved = len(m.sectors) * m.sector_bytes
     eff = 100.0 * m.lane_bytes / moved if moved else 0.0
-    ev = issue_event(sel)
-    lat = (f"in the timing run its data was ready {ev.ready - ev.cycle} cycles after issue (config latencies: "
-           f"L1 hit {cfg.l1.latency_cycles}, L2 {cfg.l2.latency_cycles}, DRAM {cfg.dram.latency_cycles} cycles; "
-           "per-sector hits/misses are not recorded by the timing engine)") if ev is not None else ""
+    counts = ", ".join(f"{sum(v == lv for v in served.values())} from {lv}" for lv in _LEVEL_COLOURS
+                       if lv in served.values())
+    lat = (f"in the timing run: sectors {counts}; data ready {ev.ready - ev.cycle} cycles after issue "
+           f"(config latencies: L1 hit {cfg.l1.latency_cycles}, L2 {cfg.l2.latency_cycles}, "
+           f"DRAM {cfg.dram.latency_cycles} cycles)") if ev is not None and served else (
+        f"in the timing run its data was ready {ev.ready - ev.cycle} cycles after issue" if ev is not None else "")
     ax.set_title(f"{title or sel.rec.label}: {sel.describe()}\n{a.op}.{a.space}, {size} B per lane, "
                  f"{int(a.active.sum())} active lanes: {m.requests} request, {len(m.sectors)} sectors, "
                  f"{len(m.lines)} lines; {m.lane_bytes} B asked / {moved} B in sectors = {eff:.1f} % used",
@@ -161,8 +172,11 @@ def coalescing_figure(sel: Selected, title: str | None = None):
     ax.text(0.45, -0.19, lat, ha="center", va="bottom", fontsize=8, color="#333333")
     handles = [plt.Rectangle((0, 0), 1, 1, color="#d62728", alpha=0.75),
                plt.Rectangle((0, 0), 1, 1, color="#f4b6b6"), plt.Rectangle((0, 0), 1, 1, color="#e8e8e8")]
-    ax.legend(handles, ["bytes the lanes asked for", "rest of a touched sector (moved, unused)",
-                        "sector not touched"], loc="upper center", bbox_to_anchor=(0.45, 0.74), ncol=3, fontsize=8,
-              frameon=False)
+    labels = ["bytes the lanes asked for", "rest of a touched sector (moved, unused)", "sector not touched"]
+    for lv, colour in _LEVEL_COLOURS.items():
+        if lv in served.values():
+            handles.append(plt.Rectangle((0, 0), 1, 1, color=colour))
+            labels.append(f"served from {lv}" + (" (hit)" if lv != "DRAM" else " (L2 miss)"))
+    ax.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.45, 0.74), ncol=3, fontsize=8, frameon=False)
     fig.tight_layout()
     return fig

@@ -204,3 +204,24 @@ def test_multi_wave_launch_runs_every_cta_exactly_once():
     for i in (0, 1):
         spans = [(start, end) for _, sm, _, start, end in r.cta_spans if sm == i]
         assert max(sum(a <= t < b for a, b in spans) for t, _ in spans) == 32
+
+
+def test_events_say_where_each_loaded_sector_was_served():
+    # 'i+1' (§6): of 5 * 128 sectors, 17.5 % hit in L1; every miss goes to L2, and the 16 x 33
+    # L2 sectors of a cold launch come from DRAM the first time each is read.
+    with gpusim.Device("h100", mode="timing", record_events=True):
+        L = run_case(CASES["gmem_offset_u32"], gpusim, 4096).launches[1]
+    m = L.metrics
+    levels = [lv for e in L.events if e.served for lv in e.served.values()]
+    assert len(levels) == m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 5 * 128
+    assert levels.count("L1") == round(0.175 * 5 * 128)
+    assert levels.count("L2") + levels.count("DRAM") == m["lts__t_sectors_op_read.sum"] == 16 * 33
+    # Cold caches: a sector's first read comes from DRAM, unless DRAM already delivered it as
+    # the other half of a 64 B access granule.
+    first: dict[int, str] = {}
+    for e in L.events:
+        for sector, lv in sorted((e.served or {}).items()):
+            if sector not in first:
+                assert lv == "DRAM" or first.get(sector ^ 1) == "DRAM", (sector, lv)
+                first[sector] = lv
+    assert all(e.served is None for e in L.events if e.space != "global")
