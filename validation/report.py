@@ -102,7 +102,7 @@ def _compare_outputs(sims: dict, hw_outputs: dict) -> list[dict]:
 
     rows = []
     for (case, n), res in sorted(sims.items()):
-        if n != CASES[case].test_n or res["error"]:
+        if res["error"] or (case in CASES and n != CASES[case].test_n):
             continue
         for key, sim_arr in res["outputs"].items():
             hw_arr = hw_outputs.get(f"{case}/{key}")
@@ -122,15 +122,22 @@ def _compare_outputs(sims: dict, hw_outputs: dict) -> list[dict]:
     return rows
 
 
+def _ptx_of(hw: dict, case: str) -> str:
+    from gpusim.suite import CASES
+
+    if case in CASES:
+        return CASES[case].ptx
+    return (hw.get("experiments") or {}).get(case, {}).get("ptx_name", case)
+
+
 def _occupancy_rows(hw: dict, sims: dict, gpu_cfg) -> list[dict]:
     from gpusim.occupancy import max_active_blocks
-    from gpusim.suite import CASES
 
     model: dict[tuple, tuple] = {}
     for (case, n), res in sims.items():
         hw_l = [r for r in hw["launches"] if r["case"] == case and r["n"] == n and not r.get("extra")]
         for h, s in zip(sorted(hw_l, key=lambda r: r["launch"]), res["launches"]):
-            key = (CASES[case].ptx, h["kernel"], math.prod(h["block"]), int(h["shared_mem"]))
+            key = (_ptx_of(hw, case), h["kernel"], math.prod(h["block"]), int(h["shared_mem"]))
             model.setdefault(key, (s["blocks_per_sm"], s["regs_per_thread"]))
     rows = []
     for o in hw.get("occupancy", []):
@@ -212,8 +219,10 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
 
     overrides = dict(overrides or {})
     cfg = gpu_config.load(config).with_overrides(overrides)
-    sweep_names = sweeps_mod.select(sweep_names)
     runs = hardware_runs(hw, cases, max_threads)
+    measured = {(c, n) for c, n in runs}
+    sweep_names = [n for n in sweeps_mod.select(sweep_names)       # only sweeps the data can draw
+                   if any((p.case, p.n) in measured for p in sweeps_mod.SWEEPS[n].points)]
     if not runs:
         raise GpusimError(f"nothing to simulate: the hardware data ({getattr(hw, 'path', '?')}) holds no run of the "
                           f"selected cases with launches of at most {max_threads} threads")
@@ -222,7 +231,7 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
         order = sorted(runs, key=lambda k: -_cost(runs[k]))
         progress(f"simulating {len(order)} runs ({sum(len(v) for v in runs.values())} launches) on '{config}'"
                  f"{' with overrides ' + json.dumps(overrides) if overrides else ''}, {jobs} process(es) ...")
-        sims = simulate_many(order, config, overrides, jobs, progress)
+        sims = simulate_many(order, config, overrides, jobs, progress, experiments=hw.get("experiments"))
     sim_seconds = time.perf_counter() - t0
     rows, rows_by_key, failed = [], {}, []
     for (case, n), hw_l in sorted(runs.items()):
@@ -261,7 +270,7 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
 
     micro = []
     for r in rows:
-        if CASES[r["case"]].group in MICRO_GROUPS:
+        if r["case"] in CASES and CASES[r["case"]].group in MICRO_GROUPS:
             for name in EXACT_COUNTERS:
                 if name in r["metrics"]:
                     hv, sv = r["metrics"][name]
@@ -324,7 +333,18 @@ def load_result(path: str | os.PathLike) -> dict:
         raise GpusimError(f"--from {p}: cannot read a report JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != "gpusim-validation-report/1":
         raise GpusimError(f"--from {p}: not a gpusim-validation-report/1 file")
-    return data
+    return _unclean(data)
+
+
+def _unclean(o):
+    """Inverse of :func:`_clean`: "nan"/"inf"/"-inf" strings back to floats."""
+    if isinstance(o, str) and o in ("nan", "inf", "-inf"):
+        return float(o)
+    if isinstance(o, dict):
+        return {k: _unclean(v) for k, v in o.items()}
+    if isinstance(o, list):
+        return [_unclean(v) for v in o]
+    return o
 
 
 # --------------------------------------------------------------------------- output

@@ -55,11 +55,22 @@ def simulate_run(case: str, n: int, config: str = "h100", overrides: dict | None
     return rec
 
 
+def _one(case: str, n: int, config: str, overrides: dict | None, experiments: dict | None) -> dict:
+    if experiments and case in experiments:
+        from validation.experiment import simulate
+
+        return simulate(case, experiments[case], config, overrides)
+    return simulate_run(case, n, config, overrides)
+
+
 def simulate_many(runs: Iterable[tuple[str, int]], config: str = "h100", overrides: dict | None = None,
-                  jobs: int = 1, progress: Callable[[str], None] = print) -> dict[tuple[str, int], dict]:
+                  jobs: int = 1, progress: Callable[[str], None] = print,
+                  experiments: dict | None = None) -> dict[tuple[str, int], dict]:
     """:func:`simulate_run` for every (case, n), ``jobs`` processes at a time, in the given order
     (put the slowest first); prints one progress line per finished run with a count and the
-    elapsed time. Returns {(case, n): result}."""
+    elapsed time. A case named in ``experiments`` (a hardware bundle's ``experiments``: a user's
+    PTX + experiment TOML) runs through :func:`validation.experiment.simulate`. Returns
+    {(case, n): result}."""
     runs = list(runs)
     out: dict[tuple[str, int], dict] = {}
     t0 = time.perf_counter()
@@ -72,11 +83,11 @@ def simulate_many(runs: Iterable[tuple[str, int]], config: str = "h100", overrid
 
     if jobs <= 1:
         for case, n in runs:
-            note(simulate_run(case, n, config, overrides))
+            note(_one(case, n, config, overrides, experiments))
         return out
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = [pool.submit(simulate_run, case, n, config, overrides) for case, n in runs]
+        futures = [pool.submit(_one, case, n, config, overrides, experiments) for case, n in runs]
         for fut in cf.as_completed(futures):
             note(fut.result())
     return out

@@ -13,6 +13,7 @@ Examples::
     gpusim validate --from validation/reports/h100/hardware_h100.json --out rep/   # no GPU needed
     gpusim validate --from hw/ --cases reduce_v0 reduce_v1 --jobs 2
     gpusim validate --from rep/validation_h100.json --out rep2/   # re-render a report, no simulation
+    gpusim validate --experiment validation/experiments/copy_offset.toml --out rep/   # your kernel (GPU)
 
 Without CuPy or a GPU and without ``--from`` it says so and exits with status 2. Files
 in ``--out`` that the run would write (``report.html``, ``validation_<gpu>.json``, the
@@ -42,6 +43,8 @@ def register(sub) -> None:
     p.add_argument("--cases", nargs="+", metavar="CASE", help="suite cases (default: all; see gpusim run --list)")
     p.add_argument("--sweeps", nargs="+", metavar="SWEEP", help="sweeps (default: all; names in the report and "
                    "in validation/sweeps.py); with --sweeps and no --cases only their cases run")
+    p.add_argument("--experiment", metavar="TOML", help="a user's kernel instead of the suite: an experiment file "
+                   "(gpusim run format: ptx, kernel, grid, block, args) run on the GPU and in gpusim")
     p.add_argument("--hardware-only", action="store_true", help="collect the hardware bundle and stop")
     p.add_argument("--no-ncu", action="store_true", help="do not run Nsight Compute even where it exists")
     p.add_argument("--extra", nargs="*", default=(), metavar="CASE:N", help="extra GPU-only sizes to collect")
@@ -96,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         paths = report.write(result, out, force=args.force)
         print(f"report: {paths['html']}\nraw JSON: {paths['json']}\n{report.headline(result['summary'])}")
         return 0
+    if args.from_ and args.experiment:
+        raise GpusimError("--experiment runs a kernel on the GPU; --from reads data collected earlier: give one")
     if args.from_:
         if args.hardware_only:
             raise GpusimError("--hardware-only collects on a GPU; it cannot be combined with --from")
@@ -110,7 +115,14 @@ def run(args: argparse.Namespace) -> int:
         if existing and not args.force:
             raise GpusimError(f"--out {out}: holds {existing[0].name} already; pass --force to replace it, or "
                               "another --out")
-        path = hardware.collect(out, cases, extra=list(args.extra), use_ncu=not args.no_ncu, progress=_progress)
+        if args.experiment:
+            from gpusim.experiment import load_experiment
+            from validation import experiment
+
+            load_experiment(args.experiment)  # a bad file fails before the GPU is touched
+            path = experiment.collect(args.experiment, out, use_ncu=not args.no_ncu, progress=_progress)
+        else:
+            path = hardware.collect(out, cases, extra=list(args.extra), use_ncu=not args.no_ncu, progress=_progress)
         if args.hardware_only:
             print(f"hardware data written to {path}")
             return 0

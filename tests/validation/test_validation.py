@@ -208,3 +208,39 @@ def test_collect_on_a_gpu(tmp_path):
     hw = hardware.load(path)
     assert hw["launches"] and all(r["event_ms"] > 0 for r in hw["launches"])
     assert hw["occupancy"][0]["driver_blocks_per_sm"] > 0
+
+
+# --------------------------------------------------------------------------- a user's kernel
+
+
+def test_experiment_bundle_builds_a_report(tmp_path):
+    """A bundle of `gpusim validate --experiment` carries the TOML and PTX text, so the simulator
+    side is rebuilt anywhere; here the 'hardware' outputs are the simulator's own (no GPU), with
+    one element changed to show that a difference is caught."""
+    from gpusim.experiment import load_experiment
+    from validation import experiment
+
+    toml = pathlib.Path(__file__).resolve().parents[2] / "validation" / "experiments" / "copy_offset.toml"
+    exp = load_experiment(toml)
+    name = experiment.case_name(toml)
+    entry = {"toml": toml.read_text(), "ptx_name": exp.ptx.name, "ptx": exp.ptx.read_text()}
+    sim = experiment.simulate(name, entry)
+    assert sim["error"] is None and sim["launches"][0]["cycles"] > 0
+    outs = {f"{name}/{k}": v.copy() for k, v in sim["outputs"].items()}
+    outs[f"{name}/arg1"][5] += 1
+    np.savez_compressed(tmp_path / "outputs_x.npz", **outs)
+    launch = {"case": name, "n": 0, "extra": False, "run": 0, "launch": 0, "kernel": exp.kernel, "grid": [64, 1, 1],
+              "block": [256, 1, 1], "shared_mem": 0, "ok": True, "event_ms": 0.01,
+              "metrics": {"sm__cycles_elapsed.avg": 5000.0}}
+    occ = {"ptx": exp.ptx.name, "kernel": exp.kernel, "block_threads": 256, "dynamic_smem": 0, "num_regs": 10,
+           "shared_size_bytes": 0, "max_dynamic_shared_size_bytes": 49152, "driver_blocks_per_sm": 8}
+    bundle = {"format": hardware.FORMAT, "provenance": {"gpu_name": "test GPU", "slug": "x"}, "collection": {},
+              "runs": [], "launches": [launch], "occupancy": [occ], "outputs_npz": "outputs_x.npz",
+              "experiments": {name: entry}}
+    (tmp_path / "hardware_x.json").write_text(json.dumps(bundle))
+    assert main(["validate", "--from", str(tmp_path), "--out", str(tmp_path / "rep")]) == 0
+    rep = json.loads((tmp_path / "rep" / "validation_x.json").read_text())
+    by_output = {o["output"]: o for o in rep["outputs"]}
+    assert by_output["arg0"]["equal"] and not by_output["arg1"]["equal"]
+    assert rep["sweeps"] == [] and rep["occupancy"][0]["calculator_equal"]
+    assert rep["rows"][0]["sim_cycles"] == sim["launches"][0]["cycles"]
