@@ -114,7 +114,8 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     cycles per dependent load (``clock64`` of one thread; the loop counter runs beside the
     chain, so a step costs one load's latency); ``copy_bytes_per_s`` is bytes read + written per second.
     """
-    cp = gpu_mod.require_cupy()
+    cp = gpu_mod.require_cupy("calibration measures the GPU it runs on, so it needs one (and CuPy: pip install "
+                              "'gpusim[gpu]'); the H100's result is validation/reports/h100/calibrate_h100.toml")
     mod = cp.RawModule(code=KERNELS)
     cycles = cp.zeros(1, cp.int64)
     res: dict = {"provenance": gpu_mod.provenance(cp, None), "repeat": repeat}

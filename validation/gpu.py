@@ -35,25 +35,26 @@ class GpuUnavailable(GpusimError):
     """CuPy is not installed, or it finds no usable CUDA device (the message says which)."""
 
 
-def require_cupy():
+def require_cupy(hint: str = NO_GPU_HINT):
     """Return the ``cupy`` module once it has been checked to reach a CUDA device.
 
     Raises :class:`GpuUnavailable` (a :class:`gpusim.errors.GpusimError`: the CLI prints it
-    and exits with status 2) when CuPy cannot be imported or sees no device.
+    and exits with status 2) when CuPy cannot be imported or sees no device; the message
+    ends with ``hint`` (what to do instead).
     """
     if os.environ.get("GPUSIM_NO_GPU"):          # lets tests and users force the no-GPU path
-        raise GpuUnavailable(f"GPUSIM_NO_GPU is set, so no GPU is used; {NO_GPU_HINT}")
+        raise GpuUnavailable(f"GPUSIM_NO_GPU is set, so no GPU is used; {hint}")
     try:
         import cupy
     except Exception as exc:  # ImportError, or a broken CUDA install raising at import
-        raise GpuUnavailable(f"CuPy is not available ({type(exc).__name__}: {exc}); {NO_GPU_HINT}") from None
+        raise GpuUnavailable(f"CuPy is not available ({type(exc).__name__}: {exc}); {hint}") from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
         raise GpuUnavailable(f"CuPy found no usable CUDA device ({type(exc).__name__}: {exc}); "
-                             f"{NO_GPU_HINT}") from None
+                             f"{hint}") from None
     if count < 1:
-        raise GpuUnavailable(f"CuPy sees no CUDA device; {NO_GPU_HINT}")
+        raise GpuUnavailable(f"CuPy sees no CUDA device; {hint}")
     return cupy
 
 

@@ -244,3 +244,11 @@ def test_experiment_bundle_builds_a_report(tmp_path):
     assert by_output["arg0"]["equal"] and not by_output["arg1"]["equal"]
     assert rep["sweeps"] == [] and rep["occupancy"][0]["calculator_equal"]
     assert rep["rows"][0]["sim_cycles"] == sim["launches"][0]["cycles"]
+
+
+def test_probe_timing_json_is_read_as_hardware_data():
+    """--from also takes the probe's timing_h100.json, with its sibling events and outputs files."""
+    hw = hardware.load(H100 / "timing_h100.json")
+    assert len(hw["launches"]) == 178 and hw["provenance"]["slug"] == "h100"
+    assert all(r["event_ms"] for r in hw["launches"]) and hw.outputs
+    assert hw["occupancy"] == []           # that probe asked the driver nothing
