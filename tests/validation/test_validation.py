@@ -252,3 +252,15 @@ def test_probe_timing_json_is_read_as_hardware_data():
     assert len(hw["launches"]) == 178 and hw["provenance"]["slug"] == "h100"
     assert all(r["event_ms"] for r in hw["launches"]) and hw.outputs
     assert hw["occupancy"] == []           # that probe asked the driver nothing
+
+
+def test_approx_outputs_are_held_to_the_ulp_bound():
+    assert report.approx_rule("add.rn.f32 %f1, %f2, %f3;") == ("bit-exact", 0)
+    rule, bound = report.approx_rule("rcp.approx.f32 %f1, %f2;\n\tex2.approx.ftz.f32 %f3, %f1;")
+    assert bound == 2 and "ex2.approx.ftz.f32" in rule
+    assert report.approx_rule("sin.approx.f32 %f1, %f2;")[1] is None
+    a = np.array([1.0, -2.0, 0.0], np.float32)
+    b = a.copy()
+    b.view(np.int32)[1] += 2                   # two ulp further from zero
+    assert report._ulp_distance(a, b) == 2
+    assert report._ulp_distance(np.float32([0.0]), np.float32([-0.0])) == 0   # +0 and -0 are neighbours at 0
