@@ -7,6 +7,8 @@ Owns (one module per concept):
 * :mod:`validation.hardware` -- collecting the hardware side of the suite and
   sweeps (outputs, CUDA-event times, occupancy against the driver, Nsight
   Compute counters) into one raw JSON bundle, and reading such bundles back;
+* :mod:`validation.experiment` -- the same for a user's PTX kernel described by an
+  experiment TOML (``gpusim validate --experiment``);
 * :mod:`validation.sweeps` -- which what-if sweeps the report draws, as
   (case, size, launch) points of the kernel suite;
 * :mod:`validation.simulate` -- the simulator side of the same launches;

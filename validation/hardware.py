@@ -44,7 +44,7 @@ from typing import Callable, Iterable
 from gpusim.errors import GpusimError
 from validation import gpu as gpu_mod
 
-__all__ = ["FORMAT", "NCU_METRICS", "collect", "load", "HardwareData"]
+__all__ = ["FORMAT", "SUPPLEMENTARY_METRICS", "ncu_metrics", "collect", "load", "HardwareData"]
 
 FORMAT = "gpusim-validation-hardware/1"
 PROBE = gpu_mod.ROOT / "validation" / "probes" / "timing_on_gpu.py"
@@ -76,9 +76,6 @@ def ncu_metrics() -> list[str]:
     """The metric names a collection asks ncu for (probe list + :data:`SUPPLEMENTARY_METRICS`)."""
     base = list(_probe_module().METRICS)
     return base + [m for m in SUPPLEMENTARY_METRICS if m not in base]
-
-
-NCU_METRICS = None  # filled lazily by ncu_metrics(); kept for introspection
 
 
 class HardwareData(dict):
