@@ -10,17 +10,19 @@ instruction, its active lanes, its memory accesses, the warp's next PC, and
 whether a barrier was reached or released. Values are never recomputed by
 the timing engine.
 
-Batching: when a warp asks for an instruction that other warps of its CTA
-sitting at the same PC will also execute, the instruction runs once,
-vectorised, for all of them, and the other warps' outcomes wait in per-warp
-queues until those warps issue (at most :data:`MAX_AHEAD` per warp). Running
-a warp's instruction before its issue cycle changes nothing a race-free
-kernel can observe: the warp's own earlier instructions have all run, and
-every value it may read from another warp was written before a barrier it
-has passed. Instructions whose timing is observable are never batched:
+Run-ahead: when a warp asks for its next instruction and has none queued,
+the CTA's warps run ahead functionally, lowest PC first as in the chunked
+engine, each instruction once for all warps sitting at it (vectorised), and
+every warp's outcomes wait in its queue (at most :data:`MAX_AHEAD`) until that
+warp issues. Running a warp's instruction before its issue cycle changes
+nothing a race-free kernel can observe: the warp's own earlier instructions
+have all run, and every value it may read from another warp was written
+before a barrier it has passed. So each warp stops at the instructions whose
+timing is observable, which run one warp at a time when that warp issues:
 ``bar.sync`` (arrivals decide the release), ``exit``/``ret`` and the kernel's
 end (exits can release a barrier), and reads of ``%clock``, ``%clock64`` and
-``%globaltimer``.
+``%globaltimer``. (A kernel that spins on a flag another CTA sets would spin
+a number of times set by this functional order, not by the timing model.)
 
 Imports numpy, isa and the functional engine; never simpy or cupy.
 """
@@ -106,7 +108,7 @@ class CTAStepper(ChunkExecutor):
 
     def step(self, w: int) -> Step:
         """The outcome of the next instruction of warp ``w`` (which must have
-        one): executed now, or earlier in a batch (see the module docstring).
+        one): executed now, or earlier while running ahead (see the module docstring).
 
         Raises:
             gpusim.errors.KernelFault: a memory fault, a barrier or warp-sync
@@ -118,12 +120,9 @@ class CTAStepper(ChunkExecutor):
         lo = w * 32
         pcs = self.pcs[lo:lo + 32]
         pc = int(pcs.min())
-        if pc < len(self.instrs) and self.batchable[pc] and self.n_warps > 1:
-            by_warp = self.pcs.reshape(-1, 32)
-            at = by_warp.min(axis=1) == pc
-            at &= np.fromiter(map(len, self.queued), np.int64, self.n_warps) < MAX_AHEAD
-            if np.count_nonzero(at) > 1:
-                return self._step_batch(w, pc, by_warp, at)
+        if pc < len(self.instrs) and self.batchable[pc]:
+            self._run_ahead()
+            return q.popleft()
         sel = np.flatnonzero(pcs == pc) + lo
         instrs = self.instrs
         if pc >= len(instrs):  # falling off the end of the kernel is a return
@@ -153,9 +152,24 @@ class CTAStepper(ChunkExecutor):
         released = self.n_waiting < waiting + (sel.size if kind is Kind.BAR else 0)
         return Step(ins, int(sel.size), acc, int(pcs.min()), released, taken)
 
-    def _step_batch(self, w: int, pc: int, by_warp: np.ndarray, at: np.ndarray) -> Step:
-        """Execute ``pc`` for the lanes at it of every warp flagged in ``at`` (warp
-        ``w`` among them); queue the other warps' outcomes; return ``w``'s."""
+    def _run_ahead(self) -> None:
+        """Run every warp of the CTA up to its next non-batchable instruction (or
+        :data:`MAX_AHEAD` queued outcomes), lowest PC first, each PC once for all
+        the warps at it; queue the outcomes."""
+        by_warp = self.pcs.reshape(-1, 32)
+        n = len(self.instrs)
+        may_run = np.append(self.batchable, False)  # index n: the kernel's end (and DONE, clipped)
+        while True:
+            wpc = by_warp.min(axis=1)
+            cand = may_run[np.minimum(wpc, n)]
+            cand &= np.fromiter(map(len, self.queued), np.int64, self.n_warps) < MAX_AHEAD
+            if not cand.any():
+                return
+            pc = int(wpc[cand].min())
+            self._step_batch(pc, by_warp, cand & (wpc == pc))
+
+    def _step_batch(self, pc: int, by_warp: np.ndarray, at: np.ndarray) -> None:
+        """Execute ``pc`` for the lanes at it of every warp flagged in ``at``; queue the outcomes."""
         lanes_at = (by_warp == pc) & at[:, None]
         sel = np.flatnonzero(lanes_at)
         warps = np.flatnonzero(at)
@@ -175,16 +189,11 @@ class CTAStepper(ChunkExecutor):
                 _engine._HANDLERS[kind](self, ins, sel)
         except MemoryFault as f:
             raise self._fault(ins, sel, f) from None
-        next_pc = self.pcs.reshape(-1, 32).min(axis=1)[warps]
+        next_pc = by_warp.min(axis=1)[warps]
         per_warp = _split_accesses(acc, warps) if acc else None
-        mine = None
         for i, v in enumerate(warps.tolist()):
-            st = Step(ins, int(active[i]), per_warp[i] if per_warp else [], int(next_pc[i]), False, int(taken[i]))
-            if v == w:
-                mine = st
-            else:
-                self.queued[v].append(st)
-        return mine
+            self.queued[v].append(Step(ins, int(active[i]), per_warp[i] if per_warp else [], int(next_pc[i]),
+                                       False, int(taken[i])))
 
     def special(self, op: Special, sel):
         """As the chunked engine, but ``%smid``, ``%warpid`` and the clocks are the timing model's."""

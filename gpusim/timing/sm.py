@@ -220,28 +220,19 @@ class Scheduler:
         """The warp to issue at ``now`` with the cycle it became ready and what held it until then
         (:meth:`ready_at`), or ``(None, the earliest cycle a warp can issue, "")``."""
         t_next = INF
-        unit_free = self.unit_free
-        sm = self.sm
-        for w in self._order():  # ready_at, inlined: this loop is the simulator's hottest
-            if w.pc == DONE:
+        ready_at = self.ready_at
+        later = []
+        for w in self._order():
+            if w.dep_ready > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
+                later.append(w)
                 continue
-            t, reason = w.dep_ready, w.dep_reason
-            timed = w.timed
-            u = unit_free[timed.unit]
-            if u > t:
-                t, reason = u, "math_pipe_throttle"
-            space = timed.space
-            if space:
-                if space == "shared":
-                    q = sm.shared_free - MIO_QUEUE_CYCLES
-                    if q > t:
-                        t, reason = q, "mio_throttle"
-                elif space not in ("param", "const"):
-                    q = sm.launch.mem.l1_free[sm.index] - LG_QUEUE_CYCLES
-                    if q > t:
-                        t, reason = q, "lg_throttle"
+            t, reason = ready_at(w)
             if t <= now:
                 return w, t, reason
+            if t < t_next:
+                t_next = t
+        for w in later:
+            t = ready_at(w)[0]
             if t < t_next:
                 t_next = t
         return None, t_next, ""
