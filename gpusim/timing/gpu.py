@@ -63,10 +63,9 @@ class Launch:
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.stats = memory_counters()
-        self.stalls = [[0] * len(REASONS) for _ in range(n)]  # per PC and reason (Python ints: fast to add to)
+        self.stalls = [[0] * len(REASONS) for _ in range(n)]  # per PC and reason (Python numbers: exact, fast to add to)
         self.events: list | None = [] if record_events else None
         self.cta_spans: list | None = [] if record_events else None
-        self._cta_start: dict[int, int] = {}
         self.branches = self.divergent_branches = 0
         carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
@@ -89,15 +88,13 @@ class Launch:
         stepper = CTAStepper(self.kernel, self.grid, b, self.params, self.memory, self.dynamic_shared,
                              self.counters, self.stats, self.cfg.sm_count, self.cfg.sm.max_warps, sm.index,
                              slots[0], lambda: self.env.now)
-        self._cta_start[b] = now
         sm.add_cta(CTA(b, stepper, sm, slots), now)
 
     def cta_done(self, sm: SM, cta: CTA, now: int) -> None:
         """Called by ``sm`` when ``cta``'s last warp exits."""
         self.retired += 1
-        start = self._cta_start.pop(cta.block)
         if self.cta_spans is not None:
-            self.cta_spans.append((cta.block, sm.index, tuple(cta.slots), start, now))
+            self.cta_spans.append((cta.block, sm.index, tuple(cta.slots), cta.start, now))
         if self.retired == self.grid.n_blocks:
             self.done.succeed()
         elif self.next_block < self.grid.n_blocks:

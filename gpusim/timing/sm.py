@@ -111,12 +111,13 @@ class IssueEvent(NamedTuple):
 class CTA:
     """A resident thread block: its functional state and its warps."""
 
-    __slots__ = ("block", "stepper", "warps", "live_warps", "sm", "slots")
+    __slots__ = ("block", "stepper", "warps", "live_warps", "sm", "slots", "start")
 
     def __init__(self, block: int, stepper, sm: "SM", slots: list[int]):
         self.block, self.stepper, self.sm, self.slots = block, stepper, sm, slots
         self.warps: list[Warp] = []
         self.live_warps = 0
+        self.start = 0  # the cycle it became resident
 
 
 class Warp:
@@ -159,11 +160,12 @@ class Scheduler:
         issue = self.sm.issue
         while True:
             now = env.now
-            w, t_next, reason = self._pick(now)
+            w, t, reason = self._pick(now)
             if w is not None:
-                issue(w, now, t_next, reason)
+                issue(w, now, t, reason)
                 yield env.timeout(1)
                 continue
+            t_next = t
             self.sleep_until = t_next
             try:
                 yield (env.event() if t_next == INF else env.timeout(int(np.ceil(t_next)) - now))
@@ -275,6 +277,7 @@ class SM:
             sched.warps.append(w)
             sched.wake(now)
         cta.live_warps = len(cta.warps)
+        cta.start = now
         self.ctas.append(cta)
         self._mark(now, cta.live_warps)
 
