@@ -225,3 +225,17 @@ def test_events_say_where_each_loaded_sector_was_served():
                 assert lv == "DRAM" or first.get(sector ^ 1) == "DRAM", (sector, lv)
                 first[sector] = lv
     assert all(e.served is None for e in L.events if e.space != "global")
+
+
+def test_clock_reads_return_the_issue_cycle_of_each_warp():
+    # %clock64 is never run ahead of its warp's issue: 5 warps, warps 0 and 4 share scheduler 0,
+    # so they read different cycles, each the cycle its mov issued.
+    with gpusim.Device("h100", mode="timing", overrides={"launch_overhead_cycles": 0}, record_events=True):
+        out = gpusim.zeros(160, np.uint64)
+        r = gpusim.RawModule(path=str(PTX)).get_function("clock_per_warp")((1,), (160,), (out,))
+    k = gpusim.RawModule(path=str(PTX)).get_function("clock_per_warp").kernel
+    pc = next(i.index for i in k.instrs if i.mnemonic == "mov.u64")
+    issued = {e.warp: e.cycle for e in r.events if e.pc == pc}
+    got = out.get().reshape(5, 32)
+    assert all((got[w] == issued[w]).all() for w in range(5))
+    assert issued[0] != issued[4]
