@@ -13,7 +13,7 @@ Imports only numpy and the pure semantics modules :mod:`isa.fp` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 

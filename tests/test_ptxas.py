@@ -9,7 +9,6 @@ assemble / the content-hash cache against the real assembler.
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
 
 import pytest
 

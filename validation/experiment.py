@@ -30,7 +30,6 @@ from typing import Callable
 
 import numpy as np
 
-from gpusim.errors import GpusimError
 from validation import gpu as gpu_mod
 
 __all__ = ["collect", "simulate", "case_name"]

@@ -31,7 +31,7 @@ from typing import Any
 
 from gpusim import config as gpu_config
 from gpusim.errors import GpusimError
-from gpusim.occupancy import LIMITER_NAMES, NCU_LIMIT_METRICS, OccupancyResult, curves, max_active_blocks, sweep
+from gpusim.occupancy import NCU_LIMIT_METRICS, OccupancyResult, curves, max_active_blocks, sweep
 
 __all__ = ["register", "parse_spec", "run"]
 
