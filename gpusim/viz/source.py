@@ -14,25 +14,20 @@ Where each number comes from:
 * stall cycles: ``result.stalls[reason][pc]``, warp-cycles spent while that instruction was
   the warp's next one (``smsp__pcsamp_warps_issue_stalled_<reason>``, every cycle sampled);
   ``selected`` (the issue cycles) is listed apart from the stalls.
-* shared wavefronts, ideal and conflicts (``ld``/``st.shared``; atomics excluded as in the
-  launch metrics) and global requests and sectors (``ld``/``st.global``): the address models
-  of :mod:`gpusim.memmodel` over every recorded warp instruction
-  (:mod:`gpusim.viz.capture`); summed over instructions they equal the launch's
-  ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{ld,st}.sum`` and
-  ``l1tex__t_sectors_pipe_lsu_mem_global_op_{ld,st}.sum``.
+* shared wavefronts and bank conflicts (``ld``/``st.shared``; atomics excluded as in the
+  launch metrics) and global requests and sectors (``ld``/``st.global``): the launch's
+  per-instruction counters ``result.pc_metrics`` (Nsight names, e.g.
+  ``l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum``); ideal wavefronts are
+  wavefronts minus conflicts (:mod:`gpusim.memmodel.shared` defines conflicts so).
 
 Must not import: simpy, cupy, matplotlib.
 """
 
 from __future__ import annotations
 
-import collections
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from gpusim.errors import GpusimError
-from gpusim.memmodel import global_sectors, shared_wavefronts
 from gpusim.table import format_table
 from gpusim.viz.capture import Recording
 from gpusim.viz.style import REASONS
@@ -120,18 +115,10 @@ def source_rows(rec: Recording) -> list[SourceRow]:
         raise GpusimError(f"{rec.label}: the source view needs a timing-mode launch (stall cycles per line)")
     k = rec.kernel
     files = _cuda_lines(rec)
-    smem = collections.defaultdict(lambda: np.zeros(3, np.int64))
-    gmem = collections.defaultdict(lambda: np.zeros(2, np.int64))
-    for s in rec.steps:
-        for a in s.accesses:
-            if a.op not in ("ld", "st") or not a.active.any():
-                continue
-            if a.space == "shared":
-                c = shared_wavefronts(a.addrs, max(4, min(a.width, 16)), a.op == "ld", a.active)
-                smem[s.pc] += (int(c.wavefronts[0]), int(c.ideal[0]), int(c.conflicts[0]))
-            elif a.space == "global":
-                c = global_sectors(a.addrs.astype(np.uint64), min(a.width, 16), a.active)
-                gmem[s.pc] += (int(c.requests[0]), int(c.sectors[0]))
+    pm = res.pc_metrics
+
+    def both(name: str, pc: int) -> int:  # ld + st
+        return int(pm[name.format(op="ld")][pc] + pm[name.format(op="st")][pc])
     rows = []
     for ins in k.instrs:
         pc = ins.index
@@ -141,10 +128,11 @@ def source_rows(rec: Recording) -> list[SourceRow]:
         row = SourceRow(pc, ins.loc.line, ins.to_ptx(), rec.cuda_line(pc), cuda_text,
                         int(res.inst_executed[pc]), int(res.thread_inst_executed[pc]),
                         {r: int(res.stalls[r][pc]) for r in REASONS})
-        if pc in smem:
-            row.shared_wavefronts, row.shared_ideal, row.bank_conflicts = (int(x) for x in smem[pc])
-        if pc in gmem:
-            row.global_requests, row.global_sectors = (int(x) for x in gmem[pc])
+        row.shared_wavefronts = both("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", pc)
+        row.bank_conflicts = both("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", pc)
+        row.shared_ideal = row.shared_wavefronts - row.bank_conflicts
+        row.global_requests = both("l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", pc)
+        row.global_sectors = both("l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", pc)
         rows.append(row)
     return rows
 
