@@ -867,37 +867,32 @@ def copy_occupancy_smem(blocks_per_sm: int) -> int:
 COPY_OCCUPANCY_SMEM: dict[int, int] = {k: copy_occupancy_smem(k) for k in _OCC_BLOCKS_PER_SM}
 
 
-def _run_copy_occupancy(xp, n, rng):
+def _copy_vec4_launches(xp, n, rng, case: str, launches: list[tuple[str, int, int]]):
+    """Copy the same n floats with copy_vec4 once per ``(output name, block, dynamic smem)``."""
     if n % 4:
-        raise ValueError(f"copy_occupancy: n={n} must be a multiple of 4 (float4 elements)")
+        raise ValueError(f"{case}: n={n} must be a multiple of 4 (float4 elements)")
     a = _uniform_f32(rng, n)
     L = _Launcher(xp, "memory.ptx")
     d_a = L.upload("a", a)
     outs, exps = {}, {}
-    for k, smem in COPY_OCCUPANCY_SMEM.items():
+    for name, block, smem in launches:
         d_b = xp.zeros(n, np.float32)
-        L("copy_vec4", (_cdiv(n // 4, _OCC_BLOCK),), (_OCC_BLOCK,), (d_a, d_b, np.uint32(n // 4)), shared_mem=smem)
-        outs[f"out_k{k}"] = d_b.get()
-        exps[f"out_k{k}"] = a.copy()
+        L("copy_vec4", (_cdiv(n // 4, block),), (block,), (d_a, d_b, np.uint32(n // 4)), shared_mem=smem)
+        outs[name] = d_b.get()
+        exps[name] = a.copy()
     return L.result(outs, exps)
+
+
+def _run_copy_occupancy(xp, n, rng):
+    return _copy_vec4_launches(xp, n, rng, "copy_occupancy",
+                               [(f"out_k{k}", _OCC_BLOCK, smem) for k, smem in COPY_OCCUPANCY_SMEM.items()])
 
 
 _BLOCK_SIZES = (32, 64, 128, 256, 512, 1024)   #: copy_block_size's launches, in order (threads per block)
 
 
 def _run_copy_block_size(xp, n, rng):
-    if n % 4:
-        raise ValueError(f"copy_block_size: n={n} must be a multiple of 4 (float4 elements)")
-    a = _uniform_f32(rng, n)
-    L = _Launcher(xp, "memory.ptx")
-    d_a = L.upload("a", a)
-    outs, exps = {}, {}
-    for block in _BLOCK_SIZES:
-        d_b = xp.zeros(n, np.float32)
-        L("copy_vec4", (_cdiv(n // 4, block),), (block,), (d_a, d_b, np.uint32(n // 4)))
-        outs[f"out_b{block}"] = d_b.get()
-        exps[f"out_b{block}"] = a.copy()
-    return L.result(outs, exps)
+    return _copy_vec4_launches(xp, n, rng, "copy_block_size", [(f"out_b{b}", b, 0) for b in _BLOCK_SIZES])
 
 
 # --------------------------------------------------------------------------- the registry
