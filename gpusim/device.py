@@ -56,7 +56,8 @@ class Device:
 
     def __init__(self, gpu: str | Any = _config.DEFAULT, mode: str = "functional", *,
                  overrides: Mapping[str, Any] | None = None, max_steps: int = 5_000_000,
-                 max_cycles: int = 50_000_000, record_events: bool = False, regs_per_thread: int | None = None):
+                 max_cycles: int = 50_000_000, record_events: bool = False, regs_per_thread: int | None = None,
+                 sampling: bool = True):
         if mode not in MODES:
             raise GpusimError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         cfg = gpu if isinstance(gpu, _config.GPUConfig) else _config.load(gpu)
@@ -74,6 +75,7 @@ class Device:
         self.max_steps = int(max_steps)
         self.max_cycles = int(max_cycles)
         self.record_events = bool(record_events)
+        self.sampling = bool(sampling)
         self.regs_per_thread = None if regs_per_thread is None else int(regs_per_thread)
         self.memory = GlobalMemory()
 

@@ -27,7 +27,7 @@ from gpusim.errors import KernelFault, LaunchError
 from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, memory_counters, split_counters
 from gpusim.functional.memory import GlobalMemory
-from gpusim.functional.warpstep import DONE, CTAStepper
+from gpusim.functional.warpstep import CTAStepper, cta_specific
 from gpusim.occupancy import OccupancyResult
 from gpusim.timing.decode import decode
 from gpusim.timing.memsys import MemorySystem
@@ -38,6 +38,8 @@ __all__ = ["Launch", "run_timing", "CTA_LAUNCH_CYCLES", "STALL_METRIC"]
 
 #: Cycles between a CTA's retirement and the start of the next CTA on that SM (ASSUMED).
 CTA_LAUNCH_CYCLES = 20
+#: Threads per group of CTAs executed by one functional stepper (host-side batching; no timing effect).
+GROUP_THREADS = 8192
 #: Nsight Compute name of the warp-state sample count of a stall reason.
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
 
@@ -70,6 +72,10 @@ class Launch:
         carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
         self.next_block = 0
+        # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
+        # warps of a whole group); kernels reading %smid or %warpid get a stepper per CTA.
+        self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
+        self.groups: dict[int, CTAStepper] = {}
         self.retired = 0
         self.done = self.env.event()
         # CTAs go to SMs in SM order first, so SMs beyond the grid's CTA count never get one.
@@ -82,13 +88,27 @@ class Launch:
         self.next_block += 1
         return b
 
+    def _stepper(self, b: int, sm: SM, slot0: int) -> tuple[CTAStepper, int]:
+        """The stepper that executes CTA ``b`` (created with the first CTA of its group) and the
+        index of the CTA's first warp in it."""
+        g = self.group_blocks
+        first = b - b % g
+        stepper = self.groups.get(first)
+        if stepper is None:
+            n = min(g, self.grid.n_blocks - first)
+            stepper = CTAStepper(self.kernel, self.grid, first, self.params, self.memory, self.dynamic_shared,
+                                 self.counters, self.stats, self.cfg.sm_count, self.cfg.sm.max_warps, sm.index,
+                                 slot0, lambda: self.env.now, n_blocks=n)
+            self.groups[first] = stepper
+        if b - first == stepper.nb - 1:  # the group's last CTA: later CTAs never need it
+            del self.groups[first]
+        return stepper, (b - first) * self.grid.warps_per_block
+
     def _start_cta(self, sm: SM, b: int, now: int) -> None:
         wpb = self.grid.warps_per_block
         slots, sm.free_slots = sm.free_slots[:wpb], sm.free_slots[wpb:]
-        stepper = CTAStepper(self.kernel, self.grid, b, self.params, self.memory, self.dynamic_shared,
-                             self.counters, self.stats, self.cfg.sm_count, self.cfg.sm.max_warps, sm.index,
-                             slots[0], lambda: self.env.now)
-        sm.add_cta(CTA(b, stepper, sm, slots), now)
+        stepper, base = self._stepper(b, sm, slots[0])
+        sm.add_cta(CTA(b, stepper, base, self.grid.threads_per_block, sm, slots), now)
 
     def cta_done(self, sm: SM, cta: CTA, now: int) -> None:
         """Called by ``sm`` when ``cta``'s last warp exits."""
@@ -139,9 +159,8 @@ class Launch:
             for cta in sm.ctas:
                 for w in cta.warps:
                     if not w.done:
-                        pc = w.cta.stepper.bar_pc[w.wid * 32:w.wid * 32 + 32].max() if w.pc == DONE else w.pc
-                        ins = self.kernel.instrs[min(int(pc), len(self.kernel.instrs) - 1)]
-                        state = "at bar.sync" if w.pc == DONE else "running"
+                        ins = self.kernel.instrs[min(int(w.timed.pc), len(self.kernel.instrs) - 1)]
+                        state = "at bar.sync" if w.waiting else "running"
                         waiting.append(f"block {self.grid.block_coords(cta.block)} warp {w.wid} {state} "
                                        f"(PTX line {ins.loc.line}: {ins.to_ptx()})")
         shown = "; ".join(waiting[:8]) + (f"; and {len(waiting) - 8} more" if len(waiting) > 8 else "")

@@ -109,35 +109,49 @@ class IssueEvent(NamedTuple):
 
 
 class CTA:
-    """A resident thread block: its functional state and its warps."""
+    """A resident thread block: its functional state and its warps.
 
-    __slots__ = ("block", "stepper", "warps", "live_warps", "sm", "slots", "start")
+    ``stepper`` executes the CTA's instructions (with the other CTAs of its group);
+    the CTA's warps are the stepper's warps ``base .. base + warps_per_block - 1``.
+    ``live_threads`` and ``arrived`` count, as warps issue, the CTA's threads that
+    have not exited and those waiting at its barrier (``bar.sync`` completes when
+    they are equal, PTX ISA 9.0 §9.7.13.1).
+    """
 
-    def __init__(self, block: int, stepper, sm: "SM", slots: list[int]):
-        self.block, self.stepper, self.sm, self.slots = block, stepper, sm, slots
+    __slots__ = ("block", "stepper", "base", "warps", "live_warps", "sm", "slots", "start", "live_threads",
+                 "arrived")
+
+    def __init__(self, block: int, stepper, base: int, threads: int, sm: "SM", slots: list[int]):
+        self.block, self.stepper, self.base, self.sm, self.slots = block, stepper, base, sm, slots
         self.warps: list[Warp] = []
         self.live_warps = 0
         self.start = 0  # the cycle it became resident
+        self.live_threads, self.arrived = threads, 0
 
 
 class Warp:
     """Timing state of one resident warp.
 
     ``pend`` maps a register to ``(cycle its value is ready, stall reason)``;
-    ``dep_ready``/``dep_reason`` summarise it for the next instruction.
+    ``dep_ready``/``dep_reason`` summarise it for the next instruction. ``gw`` is
+    the warp's index in its CTA's stepper, ``lanes`` its threads not yet exited,
+    ``waiting`` whether it waits at the CTA's barrier.
     """
 
-    __slots__ = ("cta", "wid", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
-                 "timed", "done")
+    __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
+                 "timed", "done", "lanes", "waiting")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: "Launch"):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
-        self.pc = cta.stepper.warp_pc(wid)
+        self.gw = cta.base + wid
+        self.pc = cta.stepper.warp_pc(self.gw)
         self.pend: dict[str, tuple[float, str]] = {}
         self.dep_ready, self.dep_reason = now, "wait"
         self.last_issue = now - 1
         self.timed = launch.timed[min(self.pc, len(launch.timed) - 1)]
         self.done = False
+        self.lanes = min(32, launch.grid.threads_per_block - 32 * wid)
+        self.waiting = False
 
 
 class Scheduler:
@@ -199,7 +213,7 @@ class Scheduler:
 
     def ready_at(self, w: Warp) -> tuple[float, str]:
         """The cycle ``w`` can issue its next instruction, and what holds it until then."""
-        if w.pc == DONE:
+        if w.waiting or w.pc == DONE:
             return INF, "barrier"
         t, reason = w.dep_ready, w.dep_reason
         timed = w.timed
@@ -321,7 +335,8 @@ class SM:
         w.last_issue = now
         sched.last = w
 
-        step = w.cta.stepper.step(w.wid)
+        cta = w.cta
+        step = cta.stepper.step(w.gw)
         timed = w.timed
         sched.unit_free[timed.unit] = now + timed.interval
         floor = now + 1
@@ -341,17 +356,32 @@ class SM:
         for r in timed.writes:
             w.pend[r] = (done, timed.reason)
         if launch.events is not None:
-            launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, step.active,
+            launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, step.active,
                                             int(np.ceil(done)), timed.space or "", tuple(segs), tuple(step.accesses),
                                             served or None))
         w.pc = step.next_pc
-        if step.released:
-            self._release(w.cta, now)
-        if w.pc == DONE:
-            if not w.cta.stepper.live[w.wid * 32:w.wid * 32 + 32].any():
-                self._warp_exit(w, now)
-            else:
+        if kind is Kind.BAR:
+            cta.arrived += step.active
+            if cta.arrived >= cta.live_threads:
+                self._release(cta, now)
+                w.pc = cta.stepper.warp_pc(w.gw)  # complete functionally too: every thread has executed it
+            elif step.waits:
+                w.waiting = True
                 w.dep_ready, w.dep_reason = INF, "barrier"
+                return
+        if step.exited:
+            cta.live_threads -= step.exited
+            w.lanes -= step.exited
+            if cta.arrived and cta.arrived >= cta.live_threads:
+                self._release(cta, now)
+            if not w.lanes:
+                self._warp_exit(w, now)
+                return
+        if w.pc == DONE:
+            w.pc = cta.stepper.warp_pc(w.gw)
+        if w.pc == DONE:  # its other lanes wait at the barrier
+            w.waiting = True
+            w.dep_ready, w.dep_reason = INF, "barrier"
             return
         self._next(w, floor, "branch_resolving" if kind is Kind.BRA else "wait")
 
@@ -368,11 +398,13 @@ class SM:
 
     def _release(self, cta: CTA, now: int) -> None:
         """A barrier of ``cta`` completed: its waiting warps go on after the sync latency."""
+        cta.arrived = 0
         t = now + self.launch.cfg.sm.units["sync"].latency
         for w in cta.warps:
-            if w.done or w.pc != DONE:
+            if w.done or not w.waiting:
                 continue
-            w.pc = cta.stepper.warp_pc(w.wid)
+            w.waiting = False
+            w.pc = cta.stepper.warp_pc(w.gw)
             if w.pc == DONE:
                 continue
             self._next(w, t, "barrier")
