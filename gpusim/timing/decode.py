@@ -46,6 +46,8 @@ class Timed:
         space: state space of a memory instruction (``"global"``, ``"shared"``,
             ``"local"``, ``"param"``, ``"generic"``), else ``""``.
         cache_l1: loads that may be cached in L1 (not ``.cg``/``.cv``/``.volatile``).
+        queue: the SM memory queue it enters: ``"mio"`` (shared memory), ``"lg"``
+            (global, local and generic: the L1TEX path) or ``""``.
     """
 
     pc: int
@@ -58,6 +60,7 @@ class Timed:
     reason: str
     space: str = ""
     cache_l1: bool = True
+    queue: str = ""
 
 
 def _names(op) -> list[str]:
@@ -89,8 +92,9 @@ def _one(ins: Instr, cfg: GPUConfig) -> Timed:
     else:
         reason = "wait"
     cache_l1 = not any(m in ins.mods for m in ("cg", "cv", "volatile"))
+    queue = "mio" if space == "shared" else "lg" if space and space not in ("param", "const") else ""
     return Timed(ins.index, kind, unit, spec.latency, spec.issue_interval, tuple(dict.fromkeys(reads + writes)),
-                 tuple(writes), reason, space, cache_l1)
+                 tuple(writes), reason, space, cache_l1, queue)
 
 
 def decode(kernel: Kernel, cfg: GPUConfig) -> list[Timed]:

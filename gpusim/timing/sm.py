@@ -220,13 +220,14 @@ class Scheduler:
         u = self.unit_free[timed.unit]
         if u > t:
             t, reason = u, "math_pipe_throttle"
-        if timed.space:
+        queue = timed.queue
+        if queue:
             sm = self.sm
-            if timed.space == "shared":
+            if queue == "mio":
                 q = sm.shared_free - MIO_QUEUE_CYCLES
                 if q > t:
                     t, reason = q, "mio_throttle"
-            elif timed.space not in ("param", "const"):
+            else:
                 q = sm.launch.mem.l1_free[sm.index] - LG_QUEUE_CYCLES
                 if q > t:
                     t, reason = q, "lg_throttle"
@@ -237,20 +238,26 @@ class Scheduler:
         (:meth:`ready_at`), or ``(None, the earliest cycle a warp can issue, "")``."""
         t_next = INF
         ready_at = self.ready_at
+        unit_free = self.unit_free
         later = []
         for w in self._order():
             if w.dep_ready > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
                 later.append(w)
                 continue
+            timed = w.timed
+            if not timed.queue and unit_free[timed.unit] <= now:  # ready_at(w) <= now, inlined
+                u = unit_free[timed.unit]
+                return (w, u, "math_pipe_throttle") if u > w.dep_ready else (w, w.dep_ready, w.dep_reason)
             t, reason = ready_at(w)
             if t <= now:
                 return w, t, reason
             if t < t_next:
                 t_next = t
         for w in later:
-            t = ready_at(w)[0]
-            if t < t_next:
-                t_next = t
+            if w.dep_ready < t_next:  # ready_at(w) >= dep_ready
+                t = ready_at(w)[0]
+                if t < t_next:
+                    t_next = t
         return None, t_next, ""
 
 
