@@ -42,6 +42,10 @@ class Device:
             cycles is reported as hung, naming its waiting warps and their PCs.
         record_events: timing mode: keep one event per issued warp instruction
             in the launch result (for timelines).
+        sampling: timing mode: ``True`` (default) times large grids from a slice of SMs and
+            waves (:mod:`gpusim.timing.sampling`; results and instruction counters stay exact,
+            ``result.sampling`` says what was simulated), ``False`` simulates every CTA on every
+            SM, or a :class:`gpusim.timing.Policy` for other slice sizes and tolerances.
         regs_per_thread: registers per thread for the occupancy of timing-mode
             launches; ``None`` asks ``ptxas -v`` (see :mod:`gpusim.ptxas`) and,
             where there is no ptxas, assumes 32 with a warning.
@@ -57,7 +61,7 @@ class Device:
     def __init__(self, gpu: str | Any = _config.DEFAULT, mode: str = "functional", *,
                  overrides: Mapping[str, Any] | None = None, max_steps: int = 5_000_000,
                  max_cycles: int = 50_000_000, record_events: bool = False, regs_per_thread: int | None = None,
-                 sampling: bool = True):
+                 sampling: Any = True):
         if mode not in MODES:
             raise GpusimError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         cfg = gpu if isinstance(gpu, _config.GPUConfig) else _config.load(gpu)
@@ -75,7 +79,9 @@ class Device:
         self.max_steps = int(max_steps)
         self.max_cycles = int(max_cycles)
         self.record_events = bool(record_events)
-        self.sampling = bool(sampling)
+        if not isinstance(sampling, bool) and type(sampling).__name__ != "Policy":
+            raise GpusimError(f"sampling must be True, False or a gpusim.timing.Policy, got {sampling!r}")
+        self.sampling = sampling
         self.regs_per_thread = None if regs_per_thread is None else int(regs_per_thread)
         self.memory = GlobalMemory()
 

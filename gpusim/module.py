@@ -170,13 +170,14 @@ class RawKernel:
         self._check_launch(dev, g, int(shared_mem))
         params = self._pack(dev, args)
         if dev.mode == "timing":
-            from gpusim.timing import run_timing  # SimPy is imported only by timing-mode users
+            from gpusim.timing import Policy, run_timing  # SimPy is imported only by timing-mode users
 
             occ = max_active_blocks(dev.config, g.threads_per_block, self._registers(dev),
                                     self.kernel.static_shared_bytes, int(shared_mem),
                                     max(int(shared_mem), self.max_dynamic_shared_size_bytes))
             res = run_timing(self.kernel, g, params, dev.memory, int(shared_mem), dev.config, occ, dev.max_cycles,
-                             dev.record_events)
+                             dev.record_events, Policy() if dev.sampling is True else dev.sampling or None,
+                             dev.max_steps)
             res.occupancy = occ
             return res
         return run_functional(self.kernel, g, params, dev.memory, int(shared_mem), dev.config.sm_count,

@@ -18,7 +18,7 @@ from gpusim.functional.engine import ChunkExecutor, Grid
 from gpusim.functional.memory import GlobalMemory
 from isa.ir import Kernel
 
-__all__ = ["LaunchResult", "run_functional", "chunk_blocks", "memory_counters"]
+__all__ = ["LaunchResult", "run_functional", "run_blocks", "chunk_blocks", "memory_counters", "split_counters"]
 
 #: Host-memory budget of one chunk's registers, shared and local memory (bytes).
 CHUNK_BYTES = 256 * 2**20
@@ -69,6 +69,9 @@ class LaunchResult:
             retirement order.
         occupancy: timing mode: the launch's theoretical occupancy
             (:class:`gpusim.occupancy.OccupancyResult`).
+        sampling: timing mode: what the cycles were computed from
+            (:class:`gpusim.timing.sampling.SamplingInfo`: detailed, or a slice of SMs and
+            waves, the fraction of CTAs simulated and the estimate's spread).
     """
 
     kernel: str
@@ -86,6 +89,7 @@ class LaunchResult:
     events: list | None = None
     cta_spans: list | None = None
     occupancy: object | None = None
+    sampling: object | None = None
 
 
 def memory_counters() -> "collections.Counter[str]":
@@ -121,6 +125,23 @@ def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads:
     return int(max(1, min(grid.n_blocks, by_mem, by_threads)))
 
 
+def run_blocks(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+               sm_count: int, max_warps: int, max_steps: int, first: int,
+               counters: tuple[np.ndarray, np.ndarray], stats: "collections.Counter[str]",
+               chunk_threads: int | None = None) -> None:
+    """Execute CTAs ``first .. grid.n_blocks - 1`` in chunks, adding to ``counters`` (per-PC warp and
+    thread instructions, int64 arrays of shape (instructions + 1,)) and ``stats`` (:func:`memory_counters`).
+
+    Raises:
+        gpusim.errors.KernelFault: the first fault (memory written before it stays written).
+    """
+    per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
+    for start in range(first, grid.n_blocks, per_chunk):
+        nb = min(per_chunk, grid.n_blocks - start)
+        ChunkExecutor(kernel, grid, start, nb, params, memory, dynamic_shared, counters, stats, sm_count,
+                      max_warps, max_steps).run()
+
+
 def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                    sm_count: int, max_warps: int, max_steps: int, chunk_threads: int | None = None) -> LaunchResult:
     """Execute every CTA of ``grid``; raise :class:`gpusim.errors.KernelFault` on
@@ -130,11 +151,8 @@ def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
     warp_counts = np.zeros(n, np.int64)
     thread_counts = np.zeros(n, np.int64)
     stats = memory_counters()
-    per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
-    for first in range(0, grid.n_blocks, per_chunk):
-        nb = min(per_chunk, grid.n_blocks - first)
-        ChunkExecutor(kernel, grid, first, nb, params, memory, dynamic_shared, (warp_counts, thread_counts),
-                      stats, sm_count, max_warps, max_steps).run()
+    run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, 0,
+               (warp_counts, thread_counts), stats, chunk_threads)
     # The last slot counts implicit returns at the end of the kernel.
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared)
     res.inst_executed, res.thread_inst_executed = warp_counts[:-1], thread_counts[:-1]

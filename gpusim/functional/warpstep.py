@@ -118,6 +118,14 @@ class CTAStepper(ChunkExecutor):
         self.batchable = np.append(_batchable(kernel), True)  # index n: the kernel's end
         self.by_warp = self.pcs.reshape(-1, 32)
         self.live_by_warp = self.live.reshape(-1, 32)
+        self.started = np.zeros(self.n_warps, np.bool_)
+
+    def start(self, cta: int) -> int:
+        """Let the warps of the group's CTA ``cta`` (0-based in the group) run: a CTA not started
+        never executes an instruction here. Returns the index of its first warp."""
+        wpb = self.grid.warps_per_block
+        self.started[cta * wpb:(cta + 1) * wpb] = True
+        return cta * wpb
 
     def warp_pc(self, w: int) -> int:
         """The next PC of warp ``w`` (:data:`DONE` if none of its lanes can run)."""
@@ -154,7 +162,7 @@ class CTAStepper(ChunkExecutor):
         queued = self.queued
         while True:
             wpc = by_warp.min(axis=1)
-            cand = may_run[np.minimum(wpc, n)] & (wpc != DONE)
+            cand = may_run[np.minimum(wpc, n)] & self.started & (wpc != DONE)
             cand &= np.fromiter(map(len, queued), np.int64, self.n_warps) < MAX_AHEAD
             if not cand.any():
                 return

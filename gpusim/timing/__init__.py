@@ -4,13 +4,15 @@ SimPy discrete-event model of the GPU.
 Modules: ``decode`` (per-PC unit, latency, register dependences), ``memsys``
 (sectored L1/L2 and DRAM: caches and bandwidth servers), ``sm`` (warp
 schedulers, scoreboards, pipes, shared-memory data stage, stall accounting),
-``gpu`` (CTA dispatch, the SimPy run, metrics under Nsight Compute names).
+``gpu`` (CTA dispatch, the SimPy run, metrics under Nsight Compute names),
+``sampling`` (the entry point: a launch in detail, or a slice of SMs and
+waves with the rest of the grid run functionally and its timing extrapolated).
 Values are computed once, by the functional engine, when an instruction
 issues (:mod:`gpusim.functional.warpstep`); this package consumes only the
 outcome. Imports simpy, numpy, isa, gpusim.config, gpusim.occupancy,
 gpusim.memmodel and gpusim.functional; never cupy.
 """
 
-from gpusim.timing.gpu import run_timing
+from gpusim.timing.sampling import Policy, SamplingInfo, run_timing
 
-__all__ = ["run_timing"]
+__all__ = ["run_timing", "Policy", "SamplingInfo"]

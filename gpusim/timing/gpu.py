@@ -23,7 +23,7 @@ import numpy as np
 import simpy
 
 from gpusim.config import GPUConfig
-from gpusim.errors import KernelFault, LaunchError
+from gpusim.errors import KernelFault
 from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, memory_counters, split_counters
 from gpusim.functional.memory import GlobalMemory
@@ -34,7 +34,7 @@ from gpusim.timing.memsys import MemorySystem
 from gpusim.timing.sm import CTA, REASONS, SM
 from isa.ir import Kernel
 
-__all__ = ["Launch", "run_timing", "CTA_LAUNCH_CYCLES", "STALL_METRIC"]
+__all__ = ["Launch", "run_detailed", "CTA_LAUNCH_CYCLES", "STALL_METRIC", "GROUP_THREADS"]
 
 #: Cycles between a CTA's retirement and the start of the next CTA on that SM (ASSUMED).
 CTA_LAUNCH_CYCLES = 20
@@ -54,10 +54,17 @@ class Launch:
         max_cycles: the launch fails after this many cycles (spin loops, deadlocks).
         record_events: keep an :class:`~gpusim.timing.sm.IssueEvent` per issued warp instruction in
             ``events`` and ``(cta, sm, warp slots, start cycle, end cycle)`` per CTA in ``cta_spans``.
+        n_blocks: run only the grid's first ``n_blocks`` CTAs (default: all); the sampler
+            (:mod:`gpusim.timing.sampling`) may lower :attr:`limit` while the launch runs.
+        gpu_sms: the SM count kernels see in ``%nsmid`` (default ``cfg.sm_count``; the sampler
+            simulates a slice of fewer SMs of a bigger GPU).
+
+    ``on_retire``, if set, is called as ``on_retire(cycle, retired)`` after every CTA retirement.
     """
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False):
+                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
+                 n_blocks: int | None = None, gpu_sms: int | None = None):
         self.kernel, self.grid, self.params, self.memory = kernel, grid, params, memory
         self.dynamic_shared, self.cfg, self.occ, self.max_cycles = dynamic_shared, cfg, occ, max_cycles
         self.env = simpy.Environment()
@@ -72,6 +79,9 @@ class Launch:
         carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
         self.next_block = 0
+        self.limit = grid.n_blocks if n_blocks is None else n_blocks
+        self.gpu_sms = gpu_sms or cfg.sm_count
+        self.on_retire = None
         # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
         # warps of a whole group); kernels reading %smid or %warpid get a stepper per CTA.
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
@@ -79,7 +89,7 @@ class Launch:
         self.retired = 0
         self.done = self.env.event()
         # CTAs go to SMs in SM order first, so SMs beyond the grid's CTA count never get one.
-        self.sms = [SM(self, i) for i in range(min(cfg.sm_count, grid.n_blocks))]
+        self.sms = [SM(self, i) for i in range(min(cfg.sm_count, self.limit))]
 
     # ---------------------------------------------------------------- CTAs
     def _take_block(self) -> int:
@@ -97,12 +107,12 @@ class Launch:
         if stepper is None:
             n = min(g, self.grid.n_blocks - first)
             stepper = CTAStepper(self.kernel, self.grid, first, self.params, self.memory, self.dynamic_shared,
-                                 self.counters, self.stats, self.cfg.sm_count, self.cfg.sm.max_warps, sm.index,
+                                 self.counters, self.stats, self.gpu_sms, self.cfg.sm.max_warps, sm.index,
                                  slot0, lambda: self.env.now, n_blocks=n)
             self.groups[first] = stepper
         if b - first == stepper.nb - 1:  # the group's last CTA: later CTAs never need it
             del self.groups[first]
-        return stepper, (b - first) * self.grid.warps_per_block
+        return stepper, stepper.start(b - first)
 
     def _start_cta(self, sm: SM, b: int, now: int) -> None:
         wpb = self.grid.warps_per_block
@@ -115,10 +125,12 @@ class Launch:
         self.retired += 1
         if self.cta_spans is not None:
             self.cta_spans.append((cta.block, sm.index, tuple(cta.slots), cta.start, now))
-        if self.retired == self.grid.n_blocks:
-            self.done.succeed()
-        elif self.next_block < self.grid.n_blocks:
+        if self.on_retire is not None:
+            self.on_retire(now, self.retired)
+        if self.next_block < self.limit:
             self.env.process(self._delayed_start(sm, self._take_block()))
+        elif self.retired == self.next_block:
+            self.done.succeed()
 
     def _dispatch_first_wave(self):
         """After the launch overhead (``launch_overhead_cycles``, MEAS on the H100), fill every SM up
@@ -126,7 +138,7 @@ class Launch:
         yield self.env.timeout(self.cfg.launch_overhead_cycles)
         for _ in range(self.occ.blocks_per_sm):
             for sm in self.sms:
-                if self.next_block < self.grid.n_blocks:
+                if self.next_block < self.limit:
                     self._start_cta(sm, self._take_block(), self.env.now)
 
     def _delayed_start(self, sm: SM, b: int):
@@ -202,20 +214,15 @@ class Launch:
         return m
 
 
-def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-               cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False) -> LaunchResult:
-    """Simulate one launch cycle by cycle; return its :class:`LaunchResult` (mode ``"timing"``).
-
-    ``occ`` is the launch's occupancy (:func:`gpusim.occupancy.max_active_blocks`).
+def run_detailed(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False) -> LaunchResult:
+    """Simulate every CTA of one launch on every SM, cycle by cycle; return its :class:`LaunchResult`
+    (mode ``"timing"``). ``occ`` is the launch's occupancy (:func:`gpusim.occupancy.max_active_blocks`,
+    at least one block per SM).
 
     Raises:
-        gpusim.errors.LaunchError: no CTA fits on an SM (CUDA's "too many resources requested for launch").
         gpusim.errors.KernelFault: a fault, a deadlock or a launch longer than ``max_cycles``.
     """
-    if occ.blocks_per_sm < 1:
-        raise LaunchError(f"{kernel.name}: not even one block of {grid.threads_per_block} threads fits on an SM of "
-                          f"{cfg.name} ({occ.reason or 'limited by ' + occ.limited_by}) "
-                          f"(CUDA error: too many resources requested for launch)")
     t0 = time.perf_counter()
     launch = Launch(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events)
     cycles = launch.run()

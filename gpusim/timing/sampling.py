@@ -1,0 +1,306 @@
+"""Sampled timing of large grids: SM slicing plus wave sampling. Results are
+never sampled; only cycles and the timing model's own counters are estimated.
+
+Owns: :func:`run_timing`, the timing mode's entry point, which picks the
+detailed engine (:func:`gpusim.timing.gpu.run_detailed`) or sampling for a
+launch; :class:`Policy` (when and how much to sample), :class:`SamplingInfo`
+(what a launch's timing was estimated from, ``LaunchResult.sampling``),
+:func:`plan` (is sampling sound for this launch?) and :func:`run_sampled`.
+
+The method, for a grid of ``n`` CTAs on ``N`` SMs with ``B`` resident CTAs per SM:
+
+1. **SM slicing** (as in the trend tests and in Principal Kernel Analysis,
+   Baddouh et al., MICRO 2021, for homogeneous CTAs): the timing model
+   simulates ``k`` SMs (:attr:`Policy.sms`) of the GPU, with the L2 and DRAM
+   bandwidth scaled by ``k / N`` so that every SM keeps its share of them, on
+   the CTAs those ``k`` SMs would run: ``ceil(n * k / N)`` of them. The L2
+   keeps its full capacity (data shared by CTAs of different SMs then stays as
+   cached as on the whole GPU; a footprint private to each SM that overflows
+   the L2 only on the whole GPU is cached too well).
+2. **Wave sampling** (TBPoint, Huang et al., ISPASS 2014): the slice runs wave
+   after wave (a wave = ``k * B`` CTA retirements) until the durations of the
+   last :attr:`Policy.window` waves agree within :attr:`Policy.tolerance`
+   (at least :attr:`Policy.min_waves`, at most :attr:`Policy.max_waves`
+   waves); then no further CTA is dispatched and the resident ones drain. The
+   cycles of the CTAs not simulated are extrapolated at the cycles per CTA of
+   that last window, and the timing model's additive counters (L2 and DRAM
+   sectors and bytes, stall warp-cycles, branches) at its rate per CTA.
+3. **Every CTA still runs functionally**: the CTAs the slice did not run
+   execute afterwards in the chunked engine (:func:`gpusim.functional.launch.run_blocks`),
+   each exactly once. So outputs are bit for bit those of an unsampled run,
+   and the instruction and address-pattern counters are exact.
+
+Sampling is sound, and used, when the grid has at least two slice waves of
+CTAs (``n >= 2 * k * B``; smaller grids are simulated in detail, which is
+fast anyway), the GPU has more than ``k`` SMs, events are not recorded, and
+the kernel reads no ``%clock``, ``%clock64``, ``%globaltimer``, ``%smid`` or
+``%warpid``, whose values depend on the timing. It assumes CTAs alike in
+their work (the course notes' kernels; grid-stride loops; tiles); a grid
+whose CTAs differ systematically with their index should be timed with
+``Device(sampling=False)``.
+
+Imports numpy, gpusim.config, gpusim.functional and the timing package's own
+modules; never cupy.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gpusim.config import GPUConfig
+from gpusim.functional.engine import Grid
+from gpusim.functional.launch import LaunchResult, run_blocks, split_counters
+from gpusim.functional.memory import GlobalMemory
+from gpusim.functional.warpstep import _reads
+from gpusim.occupancy import OccupancyResult
+from gpusim.errors import LaunchError
+from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
+from gpusim.timing.sm import REASONS
+from isa.ir import Kernel
+
+__all__ = ["run_timing", "Policy", "SamplingInfo", "plan", "run_sampled", "EXACT", "ESTIMATED"]
+
+#: Metrics of a sampled launch that are exact: counted by the functional run of every CTA
+#: (instructions, address-pattern counters) or set by the launch shape (occupancy).
+EXACT = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum", "smsp__inst_executed_op_*",
+         "l1tex__t_requests_pipe_lsu_mem_global_op_*", "l1tex__t_sectors_pipe_lsu_mem_global_op_*",
+         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_*",
+         "sm__maximum_warps_per_active_cycle_pct")
+#: Metrics of a sampled launch that are estimated from the simulated slice and waves.
+ESTIMATED = ("sm__cycles_elapsed.avg", "sm__cycles_active.avg", "gpu__time_duration.sum",
+             "sm__warps_active.avg.pct_of_peak_sustained_active", "l1tex__t_sector_hit_rate.pct",
+             "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "lts__t_*", "dram__bytes_*",
+             "smsp__sass_*branch*", "smsp__pcsamp_warps_issue_stalled_*")
+
+_TIMED = ("clock", "clock64", "globaltimer", "smid", "warpid")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """How a large grid is sampled (defaults chosen so that the suite's kernels at 2^20
+    elements agree with the detailed engine; see the README's table).
+
+    Attributes:
+        sms: SMs simulated in detail (the slice), >= 1.
+        min_waves, max_waves: slice waves simulated at least / at most before extrapolating.
+        window: waves whose durations must agree, and over which the rate per CTA is measured.
+        tolerance: relative spread ``(max - min) / mean`` of those durations that counts as stable.
+    """
+
+    sms: int = 8
+    min_waves: int = 4
+    max_waves: int = 12
+    window: int = 2
+    tolerance: float = 0.02
+
+    def __post_init__(self):
+        if self.sms < 1 or self.window < 1 or self.min_waves < self.window + 1 or self.max_waves < self.min_waves:
+            raise ValueError(f"bad sampling policy {self}: need sms >= 1, window >= 1, "
+                             f"min_waves > window and max_waves >= min_waves")
+        if not 0 < self.tolerance < 1:
+            raise ValueError(f"bad sampling policy {self}: tolerance must be in (0, 1)")
+
+
+@dataclass
+class SamplingInfo:
+    """What a timing-mode launch's cycles were computed from (``LaunchResult.sampling``).
+
+    Attributes:
+        method: ``"detailed"`` (every CTA on every SM simulated), ``"sm_slice"`` (``sms_simulated``
+            of ``sms`` SMs, all their CTAs) or ``"sm_slice+waves"`` (and only the first waves).
+        reason: why the launch was simulated in detail, or ``""``.
+        sms_simulated, sms: SMs simulated and SMs of the GPU.
+        ctas_simulated, ctas: CTAs whose timing was simulated, and CTAs of the grid (all run functionally).
+        fraction: ``ctas_simulated / ctas``.
+        waves_simulated: slice waves (``sms_simulated * blocks_per_sm`` CTA retirements) simulated.
+        wave_cycles: durations of the simulated waves after the first, in cycles.
+        spread_pct: half the relative spread of the extrapolation window's wave durations, applied to
+            the extrapolated cycles, in percent of the estimate (0 where nothing was extrapolated).
+        exact, estimated: metric name patterns that are exact / estimated (:data:`EXACT`, :data:`ESTIMATED`).
+    """
+
+    method: str
+    reason: str = ""
+    sms_simulated: int = 0
+    sms: int = 0
+    ctas_simulated: int = 0
+    ctas: int = 0
+    fraction: float = 1.0
+    waves_simulated: float = 0.0
+    wave_cycles: list = field(default_factory=list)
+    spread_pct: float = 0.0
+    exact: tuple = ()
+    estimated: tuple = ()
+
+    def __str__(self) -> str:
+        if self.method == "detailed":
+            return f"detailed ({self.reason})" if self.reason else "detailed"
+        return (f"{self.method}: {self.sms_simulated}/{self.sms} SMs, {self.ctas_simulated:,}/{self.ctas:,} CTAs "
+                f"({100 * self.fraction:.1f} %), {self.waves_simulated:.1f} waves, +/-{self.spread_pct:.1f} %")
+
+
+def plan(kernel: Kernel, grid: Grid, cfg: GPUConfig, occ: OccupancyResult, policy: Policy | None,
+         record_events: bool) -> SamplingInfo | None:
+    """``None`` if the launch is to be sampled under ``policy``, else the :class:`SamplingInfo` of a
+    detailed run saying why."""
+    if policy is None:
+        return SamplingInfo("detailed", "sampling=False", ctas_simulated=grid.n_blocks, ctas=grid.n_blocks,
+                            sms=cfg.sm_count, sms_simulated=cfg.sm_count)
+    why = ""
+    if record_events:
+        why = "events are recorded"
+    elif cfg.sm_count <= policy.sms:
+        why = f"{cfg.sm_count} SMs, no more than the {policy.sms} a slice simulates"
+    elif grid.n_blocks < 2 * policy.sms * occ.blocks_per_sm:
+        why = f"{grid.n_blocks} CTAs, fewer than two waves of a {policy.sms}-SM slice"
+    elif _reads(kernel, _TIMED).any():
+        why = "the kernel reads %clock, %globaltimer, %smid or %warpid"
+    if why:
+        return SamplingInfo("detailed", why, ctas_simulated=grid.n_blocks, ctas=grid.n_blocks,
+                            sms=cfg.sm_count, sms_simulated=cfg.sm_count)
+    return None
+
+
+class _Waves:
+    """Watches a slice's retirements: marks every wave's end with a snapshot of the additive
+    timing counters, and stops dispatching once the wave durations are stable."""
+
+    def __init__(self, launch: Launch, wave: int, policy: Policy):
+        self.launch, self.wave, self.policy = launch, wave, policy
+        self.ends: list[int] = []
+        self.snaps: list[dict] = []
+        self.stopped = False
+        launch.on_retire = self
+
+    def __call__(self, now: int, retired: int) -> None:
+        if retired % self.wave or self.stopped:
+            return
+        self.ends.append(now)
+        self.snaps.append(_additive(self.launch, now))
+        p = self.policy
+        waves = len(self.ends)
+        if waves < p.min_waves or self.launch.limit - self.launch.next_block < self.wave:
+            return
+        d = np.diff(self.ends)[-p.window:]
+        if waves >= p.max_waves or (d.max() - d.min()) <= p.tolerance * d.mean():
+            self.launch.limit = self.launch.next_block
+            self.stopped = True
+
+
+def _additive(launch: Launch, now: int) -> dict:
+    """The launch's additive timing counters at cycle ``now`` (memory system counts, stall
+    warp-cycles per reason, branches, resident warp-cycles and active cycles)."""
+    out = dict(launch.mem.count)
+    totals = [sum(col) for col in zip(*launch.stalls)]
+    out.update({("stall", r): v for r, v in zip(REASONS, totals)})
+    out["branches"], out["divergent_branches"] = launch.branches, launch.divergent_branches
+    return out
+
+
+def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+                cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, max_steps: int, policy: Policy) -> LaunchResult:
+    """Simulate a slice of ``policy.sms`` SMs for some waves, run the rest of the grid functionally,
+    and extrapolate the timing (module docstring). Returns a ``"timing"`` :class:`LaunchResult`
+    whose ``sampling`` says what was simulated.
+
+    Raises:
+        gpusim.errors.KernelFault: a fault in any CTA, or a slice longer than ``max_cycles``.
+    """
+    t0 = time.perf_counter()
+    N, k, B, n = cfg.sm_count, policy.sms, occ.blocks_per_sm, grid.n_blocks
+    n_slice = -(-n * k // N)
+    scale = k / N
+    sliced = cfg.with_overrides({"sm_count": k,
+                                 "l2.bandwidth_bytes_per_s": cfg.l2.bandwidth_bytes_per_s * scale,
+                                 "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale})
+    launch = Launch(kernel, grid, params, memory, dynamic_shared, sliced, occ, max_cycles,
+                    n_blocks=n_slice, gpu_sms=N)
+    wave = k * B
+    waves = _Waves(launch, wave, policy)
+    t_sim = launch.run()
+    m = launch.next_block
+    final = _additive(launch, t_sim)
+    slice_metrics = launch.metrics(t_sim)
+    # Every CTA the slice did not run executes functionally, exactly once.
+    run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, m,
+               launch.counters, launch.stats)
+
+    if waves.stopped:
+        w = policy.window
+        d = np.diff(waves.ends)[-w:]
+        cycles_per_cta = (waves.ends[-1] - waves.ends[-1 - w]) / (w * wave)
+        a, b = waves.snaps[-1 - w], waves.snaps[-1]
+        rate = {key: (b.get(key, 0) - a.get(key, 0)) / (w * wave) for key in final}
+        extra = (n_slice - m) * cycles_per_cta
+        cycles = int(round(t_sim + extra))
+        est = {key: final[key] + (n - m) * rate[key] for key in final}
+        spread = 100.0 * extra * (d.max() - d.min()) / (2 * d.mean()) / cycles
+        method = "sm_slice+waves"
+    else:
+        cycles = t_sim
+        est = {key: v * n / m for key, v in final.items()}
+        spread = 0.0
+        method = "sm_slice"
+
+    res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
+    warps, threads = launch.counters
+    res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]
+    totals, res.pc_metrics = split_counters(launch.stats, len(kernel.instrs))
+    launch.mem.count = collections.Counter({k_: v for k_, v in est.items() if isinstance(k_, str)
+                                            and k_ not in ("branches", "divergent_branches")})
+    m_ = dict(slice_metrics)
+    m_.update(totals)
+    m_.update(launch.mem.metrics())
+    branches, divergent = est["branches"], est["divergent_branches"]
+    m_.update({
+        "sm__cycles_elapsed.avg": cycles,
+        "sm__cycles_active.avg": slice_metrics["sm__cycles_active.avg"] + (cycles - t_sim),
+        "gpu__time_duration.sum": cycles / cfg.clock_hz * 1e9,
+        "smsp__inst_executed.sum": int(warps.sum()),
+        "smsp__thread_inst_executed.sum": int(threads.sum()),
+        "smsp__sass_branch_targets.sum": int(round(branches)),
+        "smsp__sass_branch_targets_threads_divergent.sum": int(round(divergent)),
+        "smsp__sass_average_branch_targets_threads_uniform.pct":
+            100.0 * (branches - divergent) / branches if branches else 100.0,
+    })
+    stalls = launch.stall_array().astype(np.float64)
+    for i, r in enumerate(REASONS):
+        total = est[("stall", r)]
+        m_[STALL_METRIC.format(r)] = int(round(total))
+        sim_total = stalls[:, i].sum()
+        stalls[:, i] *= total / sim_total if sim_total else 0.0
+    res.metrics = m_
+    res.cycles = cycles
+    per_pc = np.rint(stalls).astype(np.int64)
+    res.stalls = {r: per_pc[:-1, i] for i, r in enumerate(REASONS)}
+    res.sampling = SamplingInfo(method, "", k, N, m, n, m / n, m / wave,
+                                [int(x) for x in np.diff(waves.ends)], spread, EXACT, ESTIMATED)
+    res.host_seconds = time.perf_counter() - t0
+    return res
+
+
+def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+               cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
+               policy: Policy | None = None, max_steps: int = 5_000_000) -> LaunchResult:
+    """One timing-mode launch: sampled under ``policy`` where :func:`plan` finds it sound, else
+    simulated in detail (``policy=None``: always in detail). ``result.sampling`` says which.
+
+    Raises:
+        gpusim.errors.LaunchError: no CTA fits on an SM (CUDA's "too many resources requested for launch").
+        gpusim.errors.KernelFault: a fault, a deadlock or a launch longer than ``max_cycles``.
+    """
+    if occ.blocks_per_sm < 1:
+        raise LaunchError(f"{kernel.name}: not even one block of {grid.threads_per_block} threads fits on an SM of "
+                          f"{cfg.name} ({occ.reason or 'limited by ' + occ.limited_by}) "
+                          f"(CUDA error: too many resources requested for launch)")
+    info = plan(kernel, grid, cfg, occ, policy, record_events)
+    if info is None:
+        return run_sampled(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, max_steps, policy)
+    res = run_detailed(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events)
+    res.sampling = info
+    return res
