@@ -126,18 +126,18 @@ def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads:
 
 
 def run_blocks(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-               sm_count: int, max_warps: int, max_steps: int, first: int,
+               sm_count: int, max_warps: int, max_steps: int, first: int, end: int,
                counters: tuple[np.ndarray, np.ndarray], stats: "collections.Counter[str]",
                chunk_threads: int | None = None) -> None:
-    """Execute CTAs ``first .. grid.n_blocks - 1`` in chunks, adding to ``counters`` (per-PC warp and
-    thread instructions, int64 arrays of shape (instructions + 1,)) and ``stats`` (:func:`memory_counters`).
+    """Execute CTAs ``first .. end - 1`` in chunks, adding to ``counters`` (per-PC warp and thread
+    instructions, int64 arrays of shape (instructions + 1,)) and ``stats`` (:func:`memory_counters`).
 
     Raises:
         gpusim.errors.KernelFault: the first fault (memory written before it stays written).
     """
     per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
-    for start in range(first, grid.n_blocks, per_chunk):
-        nb = min(per_chunk, grid.n_blocks - start)
+    for start in range(first, end, per_chunk):
+        nb = min(per_chunk, end - start)
         ChunkExecutor(kernel, grid, start, nb, params, memory, dynamic_shared, counters, stats, sm_count,
                       max_warps, max_steps).run()
 
@@ -151,7 +151,7 @@ def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
     warp_counts = np.zeros(n, np.int64)
     thread_counts = np.zeros(n, np.int64)
     stats = memory_counters()
-    run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, 0,
+    run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, 0, grid.n_blocks,
                (warp_counts, thread_counts), stats, chunk_threads)
     # The last slot counts implicit returns at the end of the kernel.
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared)

@@ -54,8 +54,9 @@ class Launch:
         max_cycles: the launch fails after this many cycles (spin loops, deadlocks).
         record_events: keep an :class:`~gpusim.timing.sm.IssueEvent` per issued warp instruction in
             ``events`` and ``(cta, sm, warp slots, start cycle, end cycle)`` per CTA in ``cta_spans``.
-        n_blocks: run only the grid's first ``n_blocks`` CTAs (default: all); the sampler
-            (:mod:`gpusim.timing.sampling`) may lower :attr:`limit` while the launch runs.
+        blocks: the CTAs to run, linear ids in increasing order (default: the whole grid); the
+            sampler (:mod:`gpusim.timing.sampling`) may lower :attr:`limit`, the number of them
+            dispatched, while the launch runs.
         gpu_sms: the SM count kernels see in ``%nsmid`` (default ``cfg.sm_count``; the sampler
             simulates a slice of fewer SMs of a bigger GPU).
 
@@ -64,7 +65,7 @@ class Launch:
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                  cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
-                 n_blocks: int | None = None, gpu_sms: int | None = None):
+                 blocks: np.ndarray | None = None, gpu_sms: int | None = None):
         self.kernel, self.grid, self.params, self.memory = kernel, grid, params, memory
         self.dynamic_shared, self.cfg, self.occ, self.max_cycles = dynamic_shared, cfg, occ, max_cycles
         self.env = simpy.Environment()
@@ -79,7 +80,8 @@ class Launch:
         carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
         self.next_block = 0
-        self.limit = grid.n_blocks if n_blocks is None else n_blocks
+        self.blocks = np.arange(grid.n_blocks) if blocks is None else blocks
+        self.limit = len(self.blocks)
         self.gpu_sms = gpu_sms or cfg.sm_count
         self.on_retire = None
         # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
@@ -93,8 +95,8 @@ class Launch:
 
     # ---------------------------------------------------------------- CTAs
     def _take_block(self) -> int:
-        """The next CTA of the grid, reserved for an SM (so no CTA is started twice or past the grid)."""
-        b = self.next_block
+        """The next CTA to run, reserved for an SM (so no CTA is started twice or past the grid)."""
+        b = int(self.blocks[self.next_block])
         self.next_block += 1
         return b
 
@@ -105,13 +107,13 @@ class Launch:
         first = b - b % g
         stepper = self.groups.get(first)
         if stepper is None:
+            # CTAs start in increasing order: no later CTA belongs to an older group.
+            self.groups = {}
             n = min(g, self.grid.n_blocks - first)
             stepper = CTAStepper(self.kernel, self.grid, first, self.params, self.memory, self.dynamic_shared,
                                  self.counters, self.stats, self.gpu_sms, self.cfg.sm.max_warps, sm.index,
                                  slot0, lambda: self.env.now, n_blocks=n)
             self.groups[first] = stepper
-        if b - first == stepper.nb - 1:  # the group's last CTA: later CTAs never need it
-            del self.groups[first]
         return stepper, stepper.start(b - first)
 
     def _start_cta(self, sm: SM, b: int, now: int) -> None:

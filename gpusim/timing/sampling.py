@@ -13,7 +13,8 @@ The method, for a grid of ``n`` CTAs on ``N`` SMs with ``B`` resident CTAs per S
    Baddouh et al., MICRO 2021, for homogeneous CTAs): the timing model
    simulates ``k`` SMs (:attr:`Policy.sms`) of the GPU, with the L2 and DRAM
    bandwidth scaled by ``k / N`` so that every SM keeps its share of them, on
-   the CTAs those ``k`` SMs would run: ``ceil(n * k / N)`` of them. The L2
+   the CTAs those ``k`` SMs would run when CTAs are dealt round robin
+   (:func:`slice_blocks`: CTA ``b`` with ``b % N < k``). The L2
    keeps its full capacity (data shared by CTAs of different SMs then stays as
    cached as on the whole GPU; a footprint private to each SM that overflows
    the L2 only on the whole GPU is cached too well).
@@ -63,7 +64,7 @@ from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
 from gpusim.timing.sm import REASONS
 from isa.ir import Kernel
 
-__all__ = ["run_timing", "Policy", "SamplingInfo", "plan", "run_sampled", "EXACT", "ESTIMATED"]
+__all__ = ["run_timing", "Policy", "SamplingInfo", "plan", "run_sampled", "slice_blocks", "EXACT", "ESTIMATED"]
 
 #: Metrics of a sampled launch that are exact: counted by the functional run of every CTA
 #: (instructions, address-pattern counters) or set by the launch shape (occupancy).
@@ -202,6 +203,14 @@ def _additive(launch: Launch, now: int) -> dict:
     return out
 
 
+def slice_blocks(n: int, sms: int, k: int) -> np.ndarray:
+    """The CTAs that SMs ``0 .. k-1`` of a ``sms``-SM GPU run of an ``n``-CTA grid when the block
+    scheduler deals CTAs round robin (CTA ``b`` to SM ``b % sms``, as in every first wave): linear
+    ids in increasing order, int64. Neighbouring CTAs thus share an SM as on the whole GPU."""
+    b = np.arange(n)
+    return b[b % sms < k]
+
+
 def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, max_steps: int, policy: Policy) -> LaunchResult:
     """Simulate a slice of ``policy.sms`` SMs for some waves, run the rest of the grid functionally,
@@ -213,13 +222,14 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     """
     t0 = time.perf_counter()
     N, k, B, n = cfg.sm_count, policy.sms, occ.blocks_per_sm, grid.n_blocks
-    n_slice = -(-n * k // N)
+    blocks = slice_blocks(n, N, k)
+    n_slice = len(blocks)
     scale = k / N
     sliced = cfg.with_overrides({"sm_count": k,
                                  "l2.bandwidth_bytes_per_s": cfg.l2.bandwidth_bytes_per_s * scale,
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale})
     launch = Launch(kernel, grid, params, memory, dynamic_shared, sliced, occ, max_cycles,
-                    n_blocks=n_slice, gpu_sms=N)
+                    blocks=blocks, gpu_sms=N)
     wave = k * B
     waves = _Waves(launch, wave, policy)
     t_sim = launch.run()
@@ -227,8 +237,12 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     final = _additive(launch, t_sim)
     slice_metrics = launch.metrics(t_sim)
     # Every CTA the slice did not run executes functionally, exactly once.
-    run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, m,
-               launch.counters, launch.stats)
+    ran = np.zeros(n + 1, np.bool_)
+    ran[blocks[:m]] = ran[n] = True
+    edges = np.flatnonzero(np.diff(ran.astype(np.int8), prepend=1))  # starts and ends of the runs not simulated
+    for first, end in zip(edges[::2], edges[1::2]):
+        run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, int(first),
+                   int(end), launch.counters, launch.stats)
 
     if waves.stopped:
         w = policy.window

@@ -1,0 +1,98 @@
+"""Sampled timing (gpusim.timing.sampling): results and instruction counters stay exact, the
+cycles of multi-wave launches stay close to the detailed engine's, and launches where
+sampling is not sound are simulated in detail and say why."""
+
+from __future__ import annotations
+
+import functools
+import pathlib
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.errors import GpusimError
+from gpusim.suite import CASES, run_case
+from gpusim.timing import Policy
+
+#: A 4-SM GPU timed from a 1-SM slice: small enough for tests, with many slice waves.
+SMALL = {"sm_count": 4}
+POLICY = Policy(sms=1, min_waves=3, max_waves=6)
+EXACT = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum",
+         "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
+
+
+@functools.lru_cache(maxsize=None)
+def _run(case: str, n: int, mode: str = "timing", sampling=POLICY):
+    with gpusim.Device("h100", mode=mode, overrides=SMALL, sampling=sampling):
+        return run_case(CASES[case], gpusim, n)
+
+
+@pytest.mark.parametrize("case,n", [("reduce_v3", 1 << 17), ("reduce_v0", 1 << 16), ("transpose_conflict", 512)])
+def test_sampled_launch_is_exact_where_it_must_be_and_close_in_cycles(case, n):
+    sampled, detailed, functional = _run(case, n), _run(case, n, sampling=False), _run(case, n, "functional")
+    for key, out in functional.outputs.items():  # every CTA ran functionally: outputs bit for bit
+        assert np.array_equal(sampled.outputs[key].view(np.uint8), out.view(np.uint8)), key
+    s, d, f = sampled.launches[0], detailed.launches[0], functional.launches[0]
+    assert s.sampling.method == "sm_slice+waves" and d.sampling.method == "detailed"
+    assert s.sampling.ctas == d.sampling.ctas_simulated == d.sampling.ctas
+    for name in EXACT:
+        assert s.metrics[name] == f.metrics[name] == d.metrics[name], name
+    assert np.array_equal(s.inst_executed, f.inst_executed)
+    assert s.sampling.fraction < 0.25 and s.sampling.sms_simulated == 1 and s.sampling.sms == 4
+    assert s.cycles == pytest.approx(d.cycles, rel=0.03)
+    assert s.metrics["dram__bytes_read.sum"] == pytest.approx(d.metrics["dram__bytes_read.sum"], rel=0.05)
+    ns_per_cycle = d.metrics["gpu__time_duration.sum"] / d.cycles
+    assert s.metrics["gpu__time_duration.sum"] == pytest.approx(s.cycles * ns_per_cycle, rel=1e-9)
+
+
+def test_sampled_stall_counters_are_scaled_to_the_whole_grid():
+    s, d = _run("reduce_v3", 1 << 17).launches[0], _run("reduce_v3", 1 << 17, sampling=False).launches[0]
+    name = "smsp__pcsamp_warps_issue_stalled_long_scoreboard"
+    assert s.metrics[name] == pytest.approx(d.metrics[name], rel=0.1)
+    assert int(sum(a.sum() for a in s.stalls.values())) == pytest.approx(
+        sum(v for k, v in s.metrics.items() if "_issue_stalled_" in k), rel=0.01)
+
+
+def test_sampling_stops_at_stable_waves_and_reports_them():
+    s = _run("reduce_v3", 1 << 17).launches[0].sampling  # 256 CTAs: the slice's 64 are 8 waves of 8
+    waves = len(s.wave_cycles) + 1
+    assert POLICY.min_waves <= waves <= POLICY.max_waves
+    last = s.wave_cycles[-POLICY.window:]
+    assert max(last) - min(last) <= POLICY.tolerance * np.mean(last) or waves == POLICY.max_waves
+    assert s.ctas_simulated < 64 and s.ctas == 256 and s.spread_pct >= 0
+    assert "1/4 SMs" in str(s)
+
+
+def test_small_grids_events_and_clock_reads_are_simulated_in_detail():
+    r = _run("reduce_v3", 4096).launches[0]
+    assert r.sampling.method == "detailed" and "fewer than two waves" in r.sampling.reason
+    with gpusim.Device("h100", mode="timing", overrides=SMALL, sampling=POLICY, record_events=True):
+        r = run_case(CASES["reduce_v3"], gpusim, 1 << 15).launches[0]
+    assert r.sampling.method == "detailed" and r.sampling.reason == "events are recorded"
+    ptx = pathlib.Path(__file__).parent / "ptx" / "timing.ptx"
+    with gpusim.Device("h100", mode="timing", overrides=SMALL, sampling=POLICY):
+        out = gpusim.zeros(160, np.uint64)
+        r = gpusim.RawModule(path=str(ptx)).get_function("clock_per_warp")((64,), (160,), (out,))
+    assert r.sampling.method == "detailed" and "%clock" in r.sampling.reason
+
+
+def test_sampling_false_and_bad_policies():
+    r = _run("reduce_v3", 1 << 17, sampling=False).launches[0]
+    assert r.sampling.method == "detailed" and r.sampling.reason == "sampling=False"
+    with pytest.raises(GpusimError, match="sampling must be"):
+        gpusim.Device("h100", mode="timing", sampling="yes")
+    with pytest.raises(ValueError, match="bad sampling policy"):
+        Policy(sms=0)
+    with pytest.raises(ValueError, match="bad sampling policy"):
+        Policy(min_waves=2, window=2)
+
+
+def test_gpusim_run_says_how_each_launch_was_timed(capsys):
+    from gpusim.cli import main
+
+    assert main(["run", "--mode", "timing", "--case", "reduce_v3", "-n", "1048576"]) == 0
+    assert "slice 8/132 SMs" in capsys.readouterr().out
+    assert main(["run", "--mode", "timing", "--case", "reduce_v3", "-n", "4096", "--no-sampling"]) == 0
+    assert "detailed" in capsys.readouterr().out
