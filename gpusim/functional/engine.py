@@ -178,6 +178,13 @@ class ChunkExecutor:
                 handlers[ins.spec.kind](self, ins, sel)
             except MemoryFault as f:
                 raise self._fault(ins, sel, f) from None
+            if self.accesses:
+                self.consume_accesses()
+
+    def consume_accesses(self) -> None:
+        """Called after a step that recorded memory accesses (only when :attr:`accesses` is a
+        list): subclasses that record them take them here and empty the list."""
+        self.accesses.clear()
 
     # ---------------------------------------------------------------- control helpers
     def _reconverge(self, pc: int) -> None:

@@ -111,6 +111,15 @@ class GlobalMemory:
         self._bases = np.array([a.base for a in self._order], np.uint64)
         self._ends = np.array([a.base + a.nbytes for a in self._order], np.uint64)
 
+    def snapshot(self) -> "GlobalMemory":
+        """A copy of this memory (same allocations at the same addresses, their bytes copied):
+        kernels can run on it without touching this one."""
+        copy = GlobalMemory()
+        copy._allocs = {b: Allocation(a.base, a.nbytes, a.data.copy()) for b, a in self._allocs.items()}
+        copy._next = self._next
+        copy._reindex()
+        return copy
+
     @property
     def allocations(self) -> list[Allocation]:
         """Live allocations, by address."""

@@ -60,7 +60,8 @@ class Launch:
         gpu_sms: the SM count kernels see in ``%nsmid`` (default ``cfg.sm_count``; the sampler
             simulates a slice of fewer SMs of a bigger GPU).
 
-    ``on_retire``, if set, is called as ``on_retire(cycle, retired)`` after every CTA retirement.
+    ``on_retire``, if set, is called as ``on_retire(cycle, retired)`` after every CTA retirement,
+    ``on_dispatch`` as ``on_dispatch(cta)`` before a CTA starts.
     """
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
@@ -83,7 +84,7 @@ class Launch:
         self.blocks = np.arange(grid.n_blocks) if blocks is None else blocks
         self.limit = len(self.blocks)
         self.gpu_sms = gpu_sms or cfg.sm_count
-        self.on_retire = None
+        self.on_retire = self.on_dispatch = None
         # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
         # warps of a whole group); kernels reading %smid or %warpid get a stepper per CTA.
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
@@ -117,6 +118,8 @@ class Launch:
         return stepper, stepper.start(b - first)
 
     def _start_cta(self, sm: SM, b: int, now: int) -> None:
+        if self.on_dispatch is not None:
+            self.on_dispatch(b)
         wpb = self.grid.warps_per_block
         slots, sm.free_slots = sm.free_slots[:wpb], sm.free_slots[wpb:]
         stepper, base = self._stepper(b, sm, slots[0])

@@ -245,6 +245,24 @@ class MemorySystem:
             self._l2_fill(line, mask, True, t)
         return done + serial - 1
 
+    def warm(self, sectors: np.ndarray) -> None:
+        """Sectors that CTAs of SMs not simulated load (sampled timing): make them present in L2
+        as their loads would, misses fetched from DRAM in granules, without holding any server
+        (their bandwidth is not the simulated SMs' share). Counted apart, as
+        ``shadow_dram_read_bytes``; a dirty line evicted is written back as usual."""
+        lines, masks = _lines(sectors)
+        l2 = self.l2
+        dram = 0
+        for line, mask in zip(lines, masks):
+            miss = mask & ~l2.lookup(line, mask)
+            if miss:
+                fetch = _PAIRS[miss] if self.granule > self.sector else miss
+                dram += _POPCOUNT[fetch] * self.sector
+                ev = l2.fill(line, fetch)
+                if ev is not None and ev[1]:
+                    self.count["dram_write_bytes"] += _POPCOUNT[ev[1]] * self.sector
+        self.count["shadow_dram_read_bytes"] += dram
+
     # ---------------------------------------------------------------- counters
     def metrics(self) -> dict[str, float]:
         """Counters under Nsight Compute names (hardware-facts.md §7); rates in percent."""

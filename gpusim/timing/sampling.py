@@ -55,7 +55,8 @@ import numpy as np
 
 from gpusim.config import GPUConfig
 from gpusim.functional.engine import Grid
-from gpusim.functional.launch import LaunchResult, run_blocks, split_counters
+from gpusim.functional.footprint import run_footprints
+from gpusim.functional.launch import LaunchResult, memory_counters, run_blocks, split_counters
 from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import _reads
 from gpusim.occupancy import OccupancyResult
@@ -171,8 +172,8 @@ class _Waves:
     """Watches a slice's retirements: marks every wave's end with a snapshot of the additive
     timing counters, and stops dispatching once the wave durations are stable."""
 
-    def __init__(self, launch: Launch, wave: int, policy: Policy):
-        self.launch, self.wave, self.policy = launch, wave, policy
+    def __init__(self, launch: Launch, wave: int, policy: Policy, shadows: "_Shadows"):
+        self.launch, self.wave, self.policy, self.shadows = launch, wave, policy, shadows
         self.ends: list[int] = []
         self.snaps: list[dict] = []
         self.stopped = False
@@ -182,7 +183,7 @@ class _Waves:
         if retired % self.wave or self.stopped:
             return
         self.ends.append(now)
-        self.snaps.append(_additive(self.launch, now))
+        self.snaps.append(_additive(self.launch, self.shadows))
         p = self.policy
         waves = len(self.ends)
         if waves < p.min_waves or self.launch.limit - self.launch.next_block < self.wave:
@@ -193,13 +194,48 @@ class _Waves:
             self.stopped = True
 
 
-def _additive(launch: Launch, now: int) -> dict:
-    """The launch's additive timing counters at cycle ``now`` (memory system counts, stall
-    warp-cycles per reason, branches, resident warp-cycles and active cycles)."""
+class _Shadows:
+    """Lets the CTAs of the SMs not simulated warm the slice's L2 (:meth:`MemorySystem.warm`).
+
+    The CTAs of round ``r`` (``r*N .. r*N + N-1``, one per SM) start together on the whole GPU,
+    so which of them first loads a sector they share is a race. Here the ``N - k`` shadow CTAs
+    of a round are spread evenly between the slice's ``k``: before the slice starts CTA
+    ``r*N + s``, the loads of every shadow CTA of earlier rounds and of the first ``s / k`` of
+    round ``r``'s go into the L2, so a slice CTA finds a shared sector already there about as
+    often as a CTA of the whole GPU does."""
+
+    def __init__(self, launch: Launch, footprints: dict[int, np.ndarray], sms: int, k: int):
+        self.mem, self.footprints, self.sms, self.k = launch.mem, footprints, sms, k
+        self.next = 0      # first CTA not yet considered
+        self.covered = 0   # CTAs of other SMs whose loads went into the L2
+        self.limit = launch.grid.n_blocks
+        launch.on_dispatch = self
+
+    def __call__(self, b: int) -> None:
+        r, s = divmod(b, self.sms)
+        end = min(self.limit, r * self.sms + self.k + -(-s * (self.sms - self.k) // self.k))
+        for c in range(self.next, end):
+            if c % self.sms >= self.k:
+                fp = self.footprints.pop(c, None)
+                if fp is not None:
+                    self.mem.warm(fp)
+                self.covered += 1
+        self.next = max(self.next, end)
+
+
+#: Counters that the shadow CTAs add to (extrapolated per CTA covered, slice or shadow).
+_COVERED = ("dram_read_bytes",)
+
+
+def _additive(launch: Launch, shadows: _Shadows) -> dict:
+    """The launch's additive timing counters now: memory system counts (DRAM reads including
+    the shadow CTAs'), stall warp-cycles per reason, branches, and CTAs covered."""
     out = dict(launch.mem.count)
+    out["dram_read_bytes"] = out.get("dram_read_bytes", 0) + out.pop("shadow_dram_read_bytes", 0)
     totals = [sum(col) for col in zip(*launch.stalls)]
     out.update({("stall", r): v for r, v in zip(REASONS, totals)})
     out["branches"], out["divergent_branches"] = launch.branches, launch.divergent_branches
+    out["ctas"], out["covered"] = launch.next_block, launch.next_block + shadows.covered
     return out
 
 
@@ -223,50 +259,60 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     t0 = time.perf_counter()
     N, k, B, n = cfg.sm_count, policy.sms, occ.blocks_per_sm, grid.n_blocks
     blocks = slice_blocks(n, N, k)
-    n_slice = len(blocks)
+    wave = k * B
+    # 1. Every CTA runs functionally, exactly once, on the device memory (the results), recording
+    #    the load footprints of the rounds the slice may reach; the slice runs on a snapshot.
+    snapshot = memory.snapshot()
+    counters = (np.zeros(len(kernel.instrs) + 1, np.int64), np.zeros(len(kernel.instrs) + 1, np.int64))
+    stats = memory_counters()
+    rounds = (policy.max_waves + 2) * B + 1
+    cover = min(n, rounds * N)
+    footprints = run_footprints(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps,
+                                0, cover, counters, stats)
+    run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, cover, n,
+               counters, stats)
+    # 2. The slice: k SMs with their share of the L2 and DRAM bandwidth, the other SMs' CTAs as shadows.
     scale = k / N
     sliced = cfg.with_overrides({"sm_count": k,
                                  "l2.bandwidth_bytes_per_s": cfg.l2.bandwidth_bytes_per_s * scale,
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale})
-    launch = Launch(kernel, grid, params, memory, dynamic_shared, sliced, occ, max_cycles,
-                    blocks=blocks, gpu_sms=N)
-    wave = k * B
-    waves = _Waves(launch, wave, policy)
+    launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
+                    blocks=blocks[blocks < cover], gpu_sms=N)
+    shadows = _Shadows(launch, footprints, N, k)
+    shadows.limit = cover
+    waves = _Waves(launch, wave, policy, shadows)
     t_sim = launch.run()
+    del snapshot, footprints
     m = launch.next_block
-    final = _additive(launch, t_sim)
+    final = _additive(launch, shadows)
     slice_metrics = launch.metrics(t_sim)
-    # Every CTA the slice did not run executes functionally, exactly once.
-    ran = np.zeros(n + 1, np.bool_)
-    ran[blocks[:m]] = ran[n] = True
-    edges = np.flatnonzero(np.diff(ran.astype(np.int8), prepend=1))  # starts and ends of the runs not simulated
-    for first, end in zip(edges[::2], edges[1::2]):
-        run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, int(first),
-                   int(end), launch.counters, launch.stats)
 
-    if waves.stopped:
+    # 3. Extrapolation to the whole grid.
+    n_slice = len(blocks)
+    per = {key: ("covered" if key in _COVERED else "ctas") for key in final}
+    if m < n_slice:  # stopped after stable waves (always within the footprints' rounds, see _Waves)
         w = policy.window
         d = np.diff(waves.ends)[-w:]
-        cycles_per_cta = (waves.ends[-1] - waves.ends[-1 - w]) / (w * wave)
         a, b = waves.snaps[-1 - w], waves.snaps[-1]
-        rate = {key: (b.get(key, 0) - a.get(key, 0)) / (w * wave) for key in final}
+        cycles_per_cta = (waves.ends[-1] - waves.ends[-1 - w]) / (w * wave)
         extra = (n_slice - m) * cycles_per_cta
         cycles = int(round(t_sim + extra))
-        est = {key: final[key] + (n - m) * rate[key] for key in final}
+        est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[per[key]] - a[per[key]])
+               for key, v in final.items()}
         spread = 100.0 * extra * (d.max() - d.min()) / (2 * d.mean()) / cycles
         method = "sm_slice+waves"
     else:
         cycles = t_sim
-        est = {key: v * n / m for key, v in final.items()}
+        est = {key: v * n / final[per[key]] for key, v in final.items()}
         spread = 0.0
         method = "sm_slice"
 
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
-    warps, threads = launch.counters
+    warps, threads = counters
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]
-    totals, res.pc_metrics = split_counters(launch.stats, len(kernel.instrs))
+    totals, res.pc_metrics = split_counters(stats, len(kernel.instrs))
     launch.mem.count = collections.Counter({k_: v for k_, v in est.items() if isinstance(k_, str)
-                                            and k_ not in ("branches", "divergent_branches")})
+                                            and k_ not in ("branches", "divergent_branches", "ctas", "covered")})
     m_ = dict(slice_metrics)
     m_.update(totals)
     m_.update(launch.mem.metrics())
