@@ -60,8 +60,10 @@ class Launch:
         gpu_sms: the SM count kernels see in ``%nsmid`` (default ``cfg.sm_count``; the sampler
             simulates a slice of fewer SMs of a bigger GPU).
 
-    ``on_retire``, if set, is called as ``on_retire(cycle, retired)`` after every CTA retirement,
-    ``on_dispatch`` as ``on_dispatch(cta)`` before a CTA starts.
+    Hooks for the sampler, when set: ``on_retire(cycle, retired, cta)`` after every CTA
+    retirement, ``on_dispatch(cta)`` before a CTA starts, ``on_global_load(cta, j)`` when a warp
+    of ``cta`` issues its ``j``-th global load instruction (it may return a callable to run
+    after the load's own cache accesses).
     """
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
@@ -84,7 +86,7 @@ class Launch:
         self.blocks = np.arange(grid.n_blocks) if blocks is None else blocks
         self.limit = len(self.blocks)
         self.gpu_sms = gpu_sms or cfg.sm_count
-        self.on_retire = self.on_dispatch = None
+        self.on_retire = self.on_dispatch = self.on_global_load = None
         # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
         # warps of a whole group); kernels reading %smid or %warpid get a stepper per CTA.
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
@@ -131,7 +133,7 @@ class Launch:
         if self.cta_spans is not None:
             self.cta_spans.append((cta.block, sm.index, tuple(cta.slots), cta.start, now))
         if self.on_retire is not None:
-            self.on_retire(now, self.retired)
+            self.on_retire(now, self.retired, cta.block)
         if self.next_block < self.limit:
             self.env.process(self._delayed_start(sm, self._take_block()))
         elif self.retired == self.next_block:

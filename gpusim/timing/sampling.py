@@ -179,7 +179,8 @@ class _Waves:
         self.stopped = False
         launch.on_retire = self
 
-    def __call__(self, now: int, retired: int) -> None:
+    def __call__(self, now: int, retired: int, cta: int) -> None:
+        self.shadows.retire(cta)
         if retired % self.wave or self.stopped:
             return
         self.ends.append(now)
@@ -197,30 +198,63 @@ class _Waves:
 class _Shadows:
     """Lets the CTAs of the SMs not simulated warm the slice's L2 (:meth:`MemorySystem.warm`).
 
-    The CTAs of round ``r`` (``r*N .. r*N + N-1``, one per SM) start together on the whole GPU,
-    so which of them first loads a sector they share is a race. Here the ``N - k`` shadow CTAs
-    of a round are spread evenly between the slice's ``k``: before the slice starts CTA
-    ``r*N + s``, the loads of every shadow CTA of earlier rounds and of the first ``s / k`` of
-    round ``r``'s go into the L2, so a slice CTA finds a shared sector already there about as
-    often as a CTA of the whole GPU does."""
+    The ``N - k`` shadow CTAs of each round (CTAs ``r*N .. r*N + N-1``, one per SM, which start
+    together on the whole GPU) are dealt evenly to the slice's ``k`` CTAs of that round, and each
+    shadow loads in lockstep with its slice CTA: when the slice CTA's first warp issues its
+    ``j``-th global load, the sectors its shadows first loaded in their ``j``-th load step go
+    into the L2 (the rest when the slice CTA retires). Which CTA of a group sharing a sector
+    loads it first is a race on the GPU; here the slice CTA goes first in one step of
+    ``shadows + 1`` (a fixed hash of CTA and step), so it misses on shared data about as often
+    as any of them does."""
 
-    def __init__(self, launch: Launch, footprints: dict[int, np.ndarray], sms: int, k: int):
-        self.mem, self.footprints, self.sms, self.k = launch.mem, footprints, sms, k
-        self.next = 0      # first CTA not yet considered
-        self.covered = 0   # CTAs of other SMs whose loads went into the L2
-        self.limit = launch.grid.n_blocks
-        launch.on_dispatch = self
+    def __init__(self, launch: Launch, footprints: dict, sms: int, k: int, limit: int):
+        self.mem, self.footprints, self.sms, self.k, self.limit = launch.mem, footprints, sms, k, limit
+        self.covered = 0   # shadow CTAs dealt to slice CTAs started so far
+        self.active: dict[int, list] = {}  # slice CTA -> [followers [(sectors, steps, next index)], count, steps done]
+        launch.on_dispatch, launch.on_global_load = self.dispatch, self.load
 
-    def __call__(self, b: int) -> None:
+    def dispatch(self, b: int) -> None:
         r, s = divmod(b, self.sms)
-        end = min(self.limit, r * self.sms + self.k + -(-s * (self.sms - self.k) // self.k))
-        for c in range(self.next, end):
-            if c % self.sms >= self.k:
-                fp = self.footprints.pop(c, None)
-                if fp is not None:
-                    self.mem.warm(fp)
-                self.covered += 1
-        self.next = max(self.next, end)
+        span = self.sms - self.k
+        lo = min(self.limit, r * self.sms + self.k + -(-s * span // self.k))
+        hi = min(self.limit, r * self.sms + self.k + -(-(s + 1) * span // self.k))
+        followers = [[*self.footprints.pop(c), 0] for c in range(lo, hi) if c in self.footprints]
+        self.covered += hi - lo
+        self.active[b] = [followers, hi - lo, -1]
+
+    def _take(self, followers: list, upto: float) -> np.ndarray | None:
+        parts = []
+        for f in followers:
+            sec, steps, i = f
+            j = int(np.searchsorted(steps, upto, side="right")) if upto != np.inf else sec.size
+            if j > i:
+                parts.append(sec[i:j])
+                f[2] = j
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+
+    def load(self, cta: int, step: int):
+        """A warp of slice CTA ``cta`` issues its ``step``-th global load: warm the L2 with its
+        shadows' loads of that step, now or (returned as a callable) after the slice CTA's own."""
+        st = self.active.get(cta)
+        if st is None or step <= st[2]:
+            return None
+        st[2] = step
+        sectors = self._take(st[0], step)
+        if sectors is None:
+            return None
+        if (cta * 2654435761 + step * 40503) % (st[1] + 1) == 0:
+            return lambda: self.mem.warm(sectors)
+        self.mem.warm(sectors)
+        return None
+
+    def retire(self, cta: int) -> None:
+        st = self.active.pop(cta, None)
+        if st is not None:
+            sectors = self._take(st[0], np.inf)
+            if sectors is not None:
+                self.mem.warm(sectors)
 
 
 #: Counters that the shadow CTAs add to (extrapolated per CTA covered, slice or shadow).
@@ -278,8 +312,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale})
     launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
                     blocks=blocks[blocks < cover], gpu_sms=N)
-    shadows = _Shadows(launch, footprints, N, k)
-    shadows.limit = cover
+    shadows = _Shadows(launch, footprints, N, k, cover)
     waves = _Waves(launch, wave, policy, shadows)
     t_sim = launch.run()
     del snapshot, footprints

@@ -135,11 +135,12 @@ class Warp:
     ``pend`` maps a register to ``(cycle its value is ready, stall reason)``;
     ``dep_ready``/``dep_reason`` summarise it for the next instruction. ``gw`` is
     the warp's index in its CTA's stepper, ``lanes`` its threads not yet exited,
-    ``waiting`` whether it waits at the CTA's barrier.
+    ``waiting`` whether it waits at the CTA's barrier, ``loads`` the global load instructions
+    it has issued.
     """
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
-                 "timed", "done", "lanes", "waiting")
+                 "timed", "done", "lanes", "waiting", "loads")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: "Launch"):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -152,6 +153,7 @@ class Warp:
         self.done = False
         self.lanes = min(32, launch.grid.threads_per_block - 32 * wid)
         self.waiting = False
+        self.loads = 0  # global load instructions issued (for the sampler's shadow CTAs)
 
 
 class Scheduler:
@@ -422,6 +424,10 @@ class SM:
         launch = self.launch
         mem = launch.mem
         done = now + w.timed.latency
+        after = None
+        if launch.on_global_load is not None and any(a.op == "ld" and a.space == "global" for a in step.accesses):
+            after = launch.on_global_load(w.cta.block, w.loads)
+            w.loads += 1
         for acc in step.accesses:
             if acc.space == "shared":
                 wf = acc.wavefronts
@@ -450,4 +456,6 @@ class SM:
                 serial = int(np.unique(a, return_counts=True)[1].max())
                 t = mem.atomic(self.index, now, sectors, serial, w.timed.kind is Kind.ATOM and not w.timed.writes)
             done = max(done, t)
+        if after is not None:
+            after()
         return done
