@@ -45,7 +45,13 @@ import numpy as np
 
 from gpusim.config import GPUConfig
 
-__all__ = ["SectorCache", "MemorySystem"]
+__all__ = ["SectorCache", "MemorySystem", "LOCAL_BASE"]
+
+#: Base of the address range that local memory is mapped to for the caches: per warp, the
+#: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
+#: that uniform per-thread offsets coalesce, as in CUDA's local-memory layout).
+LOCAL_BASE = 1 << 52
+_LOCAL_SECTOR = LOCAL_BASE // 32
 
 
 class SectorCache:
@@ -196,6 +202,14 @@ class MemorySystem:
         t = self._l1_stage(sm, now, len(lines))
         n = len(sectors)
         c["l1_ld_sectors"] += n
+        dram_before = c["dram_read_bytes"]
+        done = self._load(sm, t, lines, masks, cache_l1)
+        if sectors[0] < _LOCAL_SECTOR:
+            c["dram_read_bytes_global_ld"] += c["dram_read_bytes"] - dram_before
+        return done
+
+    def _load(self, sm: int, t: int, lines: list[int], masks: list[int], cache_l1: bool) -> float:
+        c = self.count
         if not cache_l1:
             return self._l2_read(t, lines, masks)
         l1 = self.l1.get(sm)

@@ -257,15 +257,19 @@ class _Shadows:
                 self.mem.warm(sectors)
 
 
-#: Counters that the shadow CTAs add to (extrapolated per CTA covered, slice or shadow).
-_COVERED = ("dram_read_bytes",)
+#: Counters that the shadow CTAs add to (extrapolated per CTA covered, slice or shadow): DRAM
+#: reads of global loads. The rest of the DRAM reads (local memory, atomics) are the slice's own.
+_COVERED = ("dram_read_global_ld",)
 
 
 def _additive(launch: Launch, shadows: _Shadows) -> dict:
-    """The launch's additive timing counters now: memory system counts (DRAM reads including
-    the shadow CTAs'), stall warp-cycles per reason, branches, and CTAs covered."""
+    """The launch's additive timing counters now: memory system counts (DRAM reads of global
+    loads with the shadow CTAs', the other DRAM reads apart), stall warp-cycles per reason,
+    branches, and CTAs simulated and covered."""
     out = dict(launch.mem.count)
-    out["dram_read_bytes"] = out.get("dram_read_bytes", 0) + out.pop("shadow_dram_read_bytes", 0)
+    ld = out.pop("dram_read_bytes_global_ld", 0)
+    out["dram_read_bytes"] = out.get("dram_read_bytes", 0) - ld
+    out["dram_read_global_ld"] = ld + out.pop("shadow_dram_read_bytes", 0)
     totals = [sum(col) for col in zip(*launch.stalls)]
     out.update({("stall", r): v for r, v in zip(REASONS, totals)})
     out["branches"], out["divergent_branches"] = launch.branches, launch.divergent_branches
@@ -340,6 +344,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
         spread = 0.0
         method = "sm_slice"
 
+    est["dram_read_bytes"] += est.pop("dram_read_global_ld")
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
     warps, threads = counters
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]

@@ -48,6 +48,7 @@ import simpy
 
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import shared_wavefronts
+from gpusim.timing.memsys import LOCAL_BASE
 from isa.opcodes import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,10 +67,6 @@ MIO_QUEUE_CYCLES = 16
 LG_QUEUE_CYCLES = 16
 #: Warps per fetch group of the ``two_level`` policy (Narasiman et al., MICRO 2011, use 8; ASSUMED).
 GROUP_WARPS = 8
-#: Base of the address range that local memory is mapped to for the caches: per warp, the
-#: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
-#: that uniform per-thread offsets coalesce, as in CUDA's local-memory layout).
-LOCAL_BASE = 1 << 52
 
 
 class IssueEvent(NamedTuple):
