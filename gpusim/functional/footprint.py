@@ -41,7 +41,9 @@ class _Recorder(ChunkExecutor):
                 cta = self.block_of[a.lanes].astype(np.uint64) + np.uint64(self.first_block)
                 keys.append((cta << np.uint64(_SECTOR_BITS)) | sectors)
         if keys:
-            self.keys.append(np.unique(np.concatenate(keys)))
+            k = np.concatenate(keys)
+            k = k[np.r_[True, k[1:] != k[:-1]]]  # neighbouring lanes mostly share a sector: cheap first cut
+            self.keys.append(np.unique(k))
         self.accesses.clear()
 
 

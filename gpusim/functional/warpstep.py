@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import collections
 from collections import deque
-from dataclasses import dataclass
+from itertools import repeat
+from typing import NamedTuple
 
 import numpy as np
 
@@ -52,12 +53,12 @@ __all__ = ["CTAStepper", "Step", "DONE", "MAX_AHEAD", "cta_specific"]
 MAX_AHEAD = 64
 _TIMED_SPECIALS = ("clock", "clock64", "globaltimer")
 
+_NO_ACCESS: list = []
 #: Next PC of a warp that has no runnable lane (all exited, or all waiting at a barrier).
 DONE = int(_engine._DONE)
 
 
-@dataclass(slots=True)
-class Step:
+class Step(NamedTuple):
     """What one warp instruction did.
 
     Attributes:
@@ -119,6 +120,7 @@ class CTAStepper(ChunkExecutor):
         self.by_warp = self.pcs.reshape(-1, 32)
         self.live_by_warp = self.live.reshape(-1, 32)
         self.started = np.zeros(self.n_warps, np.bool_)
+        self.qlen = np.zeros(self.n_warps, np.int64)  # len(queued[w]), kept as an array
 
     def start(self, cta: int) -> int:
         """Let the warps of the group's CTA ``cta`` (0-based in the group) run: a CTA not started
@@ -131,25 +133,26 @@ class CTAStepper(ChunkExecutor):
         """The next PC of warp ``w`` (:data:`DONE` if none of its lanes can run)."""
         q = self.queued[w]
         if q:
-            return q[0].pc
+            return q[0][0]
         return int(self.by_warp[w].min())
 
-    def step(self, w: int) -> Step:
+    def step(self, w: int) -> tuple:
         """The outcome of the next instruction of warp ``w`` (which must have
-        one): executed now, or earlier while running ahead (see the module docstring).
+        one): executed now, or earlier while running ahead (see the module docstring),
+        as a plain tuple in :class:`Step`'s field order (``Step(*t)`` names the fields).
 
         Raises:
             gpusim.errors.KernelFault: a memory fault, a barrier or warp-sync
                 misuse, exactly as in functional mode.
         """
         q = self.queued[w]
-        if q:
-            return q.popleft()
-        pc = int(self.by_warp[w].min())
-        if self.batchable[min(pc, len(self.batchable) - 1)]:
-            self._run_ahead()
-            return q.popleft()
-        self._step_batch(pc, np.arange(self.n_warps) == w)
+        if not q:
+            pc = int(self.by_warp[w].min())
+            if self.batchable[min(pc, len(self.batchable) - 1)]:
+                self._run_ahead()
+            else:
+                self._step_batch(pc, np.array([w]))
+        self.qlen[w] -= 1
         return q.popleft()
 
     def _run_ahead(self) -> None:
@@ -159,31 +162,35 @@ class CTAStepper(ChunkExecutor):
         by_warp = self.by_warp
         n = len(self.instrs)
         may_run = self.batchable
-        queued = self.queued
+        wpc = by_warp.min(axis=1)
         while True:
-            wpc = by_warp.min(axis=1)
-            cand = may_run[np.minimum(wpc, n)] & self.started & (wpc != DONE)
-            cand &= np.fromiter(map(len, queued), np.int64, self.n_warps) < MAX_AHEAD
+            cand = may_run[np.minimum(wpc, n)] & self.started & (wpc != DONE) & (self.qlen < MAX_AHEAD)
             if not cand.any():
                 return
             pc = int(wpc[cand].min())
-            self._step_batch(pc, cand & (wpc == pc))
+            warps = np.flatnonzero(cand & (wpc == pc))
+            if self._step_batch(pc, warps):
+                wpc = by_warp.min(axis=1)  # a barrier or an exit may have moved other warps
+            else:
+                wpc[warps] = by_warp[warps].min(axis=1)
 
-    def _step_batch(self, pc: int, at: np.ndarray) -> None:
-        """Execute ``pc`` for the lanes at it of every warp flagged in ``at``; queue the outcomes."""
+    def _step_batch(self, pc: int, warps: np.ndarray) -> bool:
+        """Execute ``pc`` for the lanes at it of the warps ``warps`` (ascending indices); queue
+        the outcomes. Returns whether warps other than those may have moved (barriers, exits)."""
         by_warp = self.by_warp
-        lanes_at = (by_warp == pc) & at[:, None]
-        sel = np.flatnonzero(lanes_at)
-        warps = np.flatnonzero(at)
-        active = np.count_nonzero(lanes_at, axis=1)[warps]
+        rows = by_warp[warps] == pc
+        r, c = np.nonzero(rows)
+        sel = warps[r] * 32 + c
+        active = np.count_nonzero(rows, axis=1)
         self.warp_counts[pc] += warps.size
         self.thread_counts[pc] += sel.size
         if pc >= len(self.instrs):  # falling off the end of the kernel is a return
             self._exit(sel)
-            nxt = by_warp.min(axis=1)[warps].tolist()
+            nxt = by_warp[warps].min(axis=1).tolist()
             for v, a, x in zip(warps.tolist(), active.tolist(), nxt):
-                self.queued[v].append(Step(pc, None, a, [], x, 0, a))
-            return
+                self.queued[v].append((pc, None, a, _NO_ACCESS, x, 0, a, False))
+            self.qlen[warps] += 1
+            return True
         ins = self.instrs[pc]
         acc = self.accesses = []
         kind = ins.spec.kind
@@ -205,14 +212,15 @@ class CTAStepper(ChunkExecutor):
             raise self._fault(ins, sel, f) from None
         if kind is Kind.EXIT:
             exited = (live_before - np.count_nonzero(self.live_by_warp[warps], axis=1)).tolist()
-        waits = (active == live_before).tolist() if kind is Kind.BAR else None
-        next_pc = by_warp.min(axis=1)[warps].tolist()
-        per_warp = _split_accesses(acc, warps) if acc else None
+        waits = (active == live_before).tolist() if kind is Kind.BAR else repeat(False)
+        next_pc = by_warp[warps].min(axis=1).tolist()
+        per_warp = _split_accesses(acc, warps) if acc else repeat(_NO_ACCESS)
         queued = self.queued
-        for i, (v, a, x) in enumerate(zip(warps.tolist(), active.tolist(), next_pc)):
-            queued[v].append(Step(pc, ins, a, per_warp[i] if per_warp else [], x,
-                                  taken[i] if taken else 0, exited[i] if exited else 0,
-                                  waits[i] if waits else False))
+        for v, step in zip(warps.tolist(), zip(repeat(pc), repeat(ins), active.tolist(), per_warp, next_pc,
+                                               taken or repeat(0), exited or repeat(0), waits)):
+            queued[v].append(step)  # a plain tuple in Step's field order (cheaper to make than a Step)
+        self.qlen[warps] += 1
+        return kind is Kind.BAR or kind is Kind.EXIT
 
     def special(self, op: Special, sel):
         """As the chunked engine, but ``%smid``, ``%warpid`` and the clocks are the timing model's."""

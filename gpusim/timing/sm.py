@@ -326,58 +326,64 @@ class SM:
         # Stall accounting for the cycles since the warp's previous issue.
         first = w.last_issue + 1
         dep = min(max(w.dep_ready, first), now)
-        segs = []
-        if dep > first:
-            segs.append((first, dep, w.dep_reason))
-        if reason != w.dep_reason and t_ready > dep:
-            segs.append((dep, min(t_ready, now), reason))
-            dep = min(t_ready, now)
-        if now > dep:
-            segs.append((dep, now, "not_selected"))
+        dep_reason = w.dep_reason
         stalls = launch.stalls[w.pc]
-        for a, b, r in segs:
-            stalls[_R[r]] += b - a
+        segs = [] if launch.events is not None else None
+        if dep > first:
+            stalls[_R[dep_reason]] += dep - first
+            if segs is not None:
+                segs.append((first, dep, dep_reason))
+        if reason != dep_reason and t_ready > dep:
+            end = min(t_ready, now)
+            stalls[_R[reason]] += end - dep
+            if segs is not None:
+                segs.append((dep, end, reason))
+            dep = end
+        if now > dep:
+            stalls[1] += now - dep  # not_selected
+            if segs is not None:
+                segs.append((dep, now, "not_selected"))
         stalls[0] += 1  # "selected"
         w.last_issue = now
         sched.last = w
 
         cta = w.cta
-        step = cta.stepper.step(w.gw)
+        _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw)  # a Step
         timed = w.timed
         sched.unit_free[timed.unit] = now + timed.interval
         floor = now + 1
         done = now + timed.latency
         kind = timed.kind
         served = None
-        if step.accesses:
+        if accesses:
             if launch.events is not None and timed.space not in ("shared", "local"):
                 served = launch.mem.served = {}
-            done = self._memory(w, step, now)
+            done = self._memory(w, accesses, now)
             launch.mem.served = None
         elif kind is Kind.BRA:
             launch.branches += 1
-            if 0 < step.taken < step.active:
+            if 0 < taken < active:
                 launch.divergent_branches += 1
             floor = now + timed.latency
         for r in timed.writes:
             w.pend[r] = (done, timed.reason)
         if launch.events is not None:
-            launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, step.active,
-                                            int(np.ceil(done)), timed.space or "", tuple(segs), tuple(step.accesses),
+            launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
+                                            int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
                                             served or None))
-        w.pc = step.next_pc
+        w.pc = next_pc
         if kind is Kind.BAR:
-            cta.arrived += step.active
+            cta.arrived += active
             if cta.arrived >= cta.live_threads:
                 self._release(cta, now)
                 w.pc = cta.stepper.warp_pc(w.gw)  # complete functionally too: every thread has executed it
-            elif step.waits:
+            elif waits:
                 w.waiting = True
                 w.dep_ready, w.dep_reason = INF, "barrier"
                 return
-        if step.exited:
-            cta.live_threads -= step.exited
-            w.lanes -= step.exited
+        if exited:
+            cta.live_threads -= exited
+            w.lanes -= exited
             if cta.arrived and cta.arrived >= cta.live_threads:
                 self._release(cta, now)
             if not w.lanes:
@@ -416,16 +422,17 @@ class SM:
             self._next(w, t, "barrier")
             w.sched.wake(t)
 
-    def _memory(self, w: Warp, step, now: int) -> float:
-        """Book the memory accesses of ``step``; return when its results are ready."""
+    def _memory(self, w: Warp, accesses: list, now: int) -> float:
+        """Book the memory accesses of one instruction (:attr:`Step.accesses`); return when its
+        results are ready."""
         launch = self.launch
         mem = launch.mem
         done = now + w.timed.latency
         after = None
-        if launch.on_global_load is not None and any(a.op == "ld" and a.space == "global" for a in step.accesses):
+        if launch.on_global_load is not None and any(a.op == "ld" and a.space == "global" for a in accesses):
             after = launch.on_global_load(w.cta.block, w.loads)
             w.loads += 1
-        for acc in step.accesses:
+        for acc in accesses:
             if acc.space == "shared":
                 wf = acc.wavefronts
                 if wf is None:  # shared atomics: read and write the words of a store pattern
