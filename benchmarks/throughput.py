@@ -11,7 +11,9 @@ Usage::
     python benchmarks/throughput.py --mode timing    # timing: reductions at n = 2**20, matmuls at 256
     python benchmarks/throughput.py --cases reduce_v3 --n 1048576
 
-The timing engine is measured in warp-instructions per second (the unit
+The timing engine is measured detailed (``Device(sampling=False)``: every CTA on every SM;
+``benchmarks/scale.py`` and ``benchmarks/sampling.py`` measure sampled timing), in
+warp-instructions per second (the unit
 GPGPU-Sim and Accel-Sim report), both per wall-clock second of the simulation
 and per CPU second of the process (the latter does not depend on what else
 the machine runs), the functional engine in thread-instructions per second.
@@ -45,7 +47,8 @@ def one(case: str, n: int, mode: str) -> dict:
     import gpusim
     from gpusim.suite import CASES, check, run_case
 
-    with gpusim.Device("h100", mode):
+    # The detailed engine: every CTA on every SM (sampling would time only a slice; benchmarks/scale.py).
+    with gpusim.Device("h100", mode, sampling=False):
         cpu = time.process_time()
         r = run_case(CASES[case], gpusim, n, 0)
         cpu = time.process_time() - cpu

@@ -53,7 +53,7 @@ def simulate(case: str, n: int) -> list:
     import gpusim
     from gpusim.suite import CASES, run_case
 
-    with gpusim.Device("h100", mode="timing"):
+    with gpusim.Device("h100", mode="timing", sampling=False):
         return run_case(CASES[case], gpusim, n).launches
 
 

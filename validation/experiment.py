@@ -171,7 +171,8 @@ def simulate(name: str, entry: dict, config: str = "h100", overrides: dict | Non
     with tempfile.TemporaryDirectory() as tmp:
         try:
             exp = _materialise(entry, pathlib.Path(tmp))
-            with gpusim.Device(config, mode="timing", overrides={**exp.overrides, **(overrides or {})}):
+            with gpusim.Device(config, mode="timing", overrides={**exp.overrides, **(overrides or {})},
+                               sampling=False):
                 args, arrays = build_args(exp.args, np.random.default_rng(exp.seed))
                 fn = gpusim.RawModule(path=str(exp.ptx)).get_function(exp.kernel)
                 res = fn(exp.grid, exp.block, args, shared_mem=exp.shared_mem)

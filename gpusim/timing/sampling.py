@@ -9,27 +9,32 @@ launch; :class:`Policy` (when and how much to sample), :class:`SamplingInfo`
 
 The method, for a grid of ``n`` CTAs on ``N`` SMs with ``B`` resident CTAs per SM:
 
-1. **SM slicing** (as in the trend tests and in Principal Kernel Analysis,
-   Baddouh et al., MICRO 2021, for homogeneous CTAs): the timing model
-   simulates ``k`` SMs (:attr:`Policy.sms`) of the GPU, with the L2 and DRAM
-   bandwidth scaled by ``k / N`` so that every SM keeps its share of them, on
-   the CTAs those ``k`` SMs would run when CTAs are dealt round robin
-   (:func:`slice_blocks`: CTA ``b`` with ``b % N < k``). The L2
-   keeps its full capacity (data shared by CTAs of different SMs then stays as
-   cached as on the whole GPU; a footprint private to each SM that overflows
-   the L2 only on the whole GPU is cached too well).
-2. **Wave sampling** (TBPoint, Huang et al., ISPASS 2014): the slice runs wave
+1. **Every CTA runs functionally first**, exactly once, on the device memory,
+   in the chunked engine (:func:`gpusim.functional.launch.run_blocks`): outputs
+   are bit for bit those of functional mode, and the instruction and
+   address-pattern counters are exact. The CTAs of the first rounds also
+   record their global-load footprints (:mod:`gpusim.functional.footprint`).
+2. **SM slicing** (as in the trend tests, and in Principal Kernel Analysis,
+   Baddouh et al., MICRO 2021, for homogeneous CTAs): on a snapshot of the
+   memory taken before step 1, the timing model simulates ``k`` SMs
+   (:attr:`Policy.sms`) with the L2 and DRAM bandwidth scaled by ``k / N`` (each
+   SM keeps its share) on the CTAs those SMs get when CTAs are dealt round
+   robin (:func:`slice_blocks`: CTA ``b`` with ``b % N < k``), so each SM's mix
+   of CTAs and its L1 locality are the whole GPU's. The L2 keeps its full size,
+   and the other SMs' CTAs warm it as *shadows*: each is dealt to a slice CTA
+   of its round and its load footprint enters the L2 in lockstep with that CTA's
+   loads (:class:`_Shadows`), so data that CTAs of different SMs share is
+   cached, and first fetched from DRAM, as on the whole GPU.
+3. **Wave sampling** (TBPoint, Huang et al., ISPASS 2014): the slice runs wave
    after wave (a wave = ``k * B`` CTA retirements) until the durations of the
    last :attr:`Policy.window` waves agree within :attr:`Policy.tolerance`
    (at least :attr:`Policy.min_waves`, at most :attr:`Policy.max_waves`
    waves); then no further CTA is dispatched and the resident ones drain. The
-   cycles of the CTAs not simulated are extrapolated at the cycles per CTA of
-   that last window, and the timing model's additive counters (L2 and DRAM
-   sectors and bytes, stall warp-cycles, branches) at its rate per CTA.
-3. **Every CTA still runs functionally**: the CTAs the slice did not run
-   execute afterwards in the chunked engine (:func:`gpusim.functional.launch.run_blocks`),
-   each exactly once. So outputs are bit for bit those of an unsampled run,
-   and the instruction and address-pattern counters are exact.
+   cycles of the slice CTAs not simulated are extrapolated at the cycles per
+   CTA of that last window; the timing model's additive counters (L2 sectors,
+   DRAM bytes, stall warp-cycles, branches) at their rate per CTA over it.
+
+Which metrics are exact and which estimated: :data:`EXACT`, :data:`ESTIMATED`.
 
 Sampling is sound, and used, when the grid has at least two slice waves of
 CTAs (``n >= 2 * k * B``; smaller grids are simulated in detail, which is
@@ -37,8 +42,9 @@ fast anyway), the GPU has more than ``k`` SMs, events are not recorded, and
 the kernel reads no ``%clock``, ``%clock64``, ``%globaltimer``, ``%smid`` or
 ``%warpid``, whose values depend on the timing. It assumes CTAs alike in
 their work (the course notes' kernels; grid-stride loops; tiles); a grid
-whose CTAs differ systematically with their index should be timed with
-``Device(sampling=False)``.
+whose CTAs differ systematically with their index, or that communicate
+through memory while they run, should be timed with ``Device(sampling=False)``.
+The snapshot doubles the host memory that the device's allocations take.
 
 Imports numpy, gpusim.config, gpusim.functional and the timing package's own
 modules; never cupy.
