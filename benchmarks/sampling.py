@@ -13,6 +13,7 @@ Usage::
     python benchmarks/sampling.py --jobs 2                       # the whole suite (about an hour on 2 cores)
     python benchmarks/sampling.py --cases reduce_v0 matmul_tiled --out /tmp/s.json
     python benchmarks/sampling.py --table-only                   # print the table from the JSON
+    python benchmarks/sampling.py --cases reduce_v3 copy_vec4 --n 4194304 --out benchmarks/results/sampling_waves_h100.json
 
 Host seconds are wall-clock seconds of each process and depend on what else the machine
 runs (``--jobs 2`` on 2 cores shares them with nothing else).
@@ -33,8 +34,8 @@ KEYS = ("sm__cycles_elapsed.avg", "dram__bytes_read.sum", "dram__bytes_write.sum
         "lts__t_sector_op_read_hit_rate.pct", "smsp__inst_executed.sum")
 
 
-def one(case: str, sampling: bool) -> dict:
-    """Run ``case`` at its default size in timing mode; return its launches' numbers."""
+def one(case: str, sampling: bool, n: int | None = None) -> dict:
+    """Run ``case`` at ``n`` (default: its default size) in timing mode; return its launches' numbers."""
     sys.path.insert(0, str(ROOT))
     import gpusim
     from gpusim.suite import CASES, check, run_case
@@ -42,7 +43,7 @@ def one(case: str, sampling: bool) -> dict:
     c = CASES[case]
     with gpusim.Device("h100", mode="timing", sampling=sampling):
         t0 = time.perf_counter()
-        r = run_case(c, gpusim, c.default_n)
+        r = run_case(c, gpusim, n or c.default_n)
         seconds = time.perf_counter() - t0
     launches = []
     for x in r.launches:
@@ -50,7 +51,7 @@ def one(case: str, sampling: bool) -> dict:
         launches.append({"grid": list(x.grid), "block": list(x.block), "cycles": x.cycles,
                          "metrics": {k: x.metrics[k] for k in KEYS},
                          "method": s.method, "reason": s.reason, "fraction": s.fraction, "spread_pct": s.spread_pct})
-    return {"case": case, "n": c.default_n, "sampling": sampling, "seconds": seconds, "check": check(r)[0],
+    return {"case": case, "n": n or c.default_n, "sampling": sampling, "seconds": seconds, "check": check(r)[0],
             "launches": launches}
 
 
@@ -98,6 +99,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="*", help="suite cases (default: all but the one-warp micro-kernels)")
     ap.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
+    ap.add_argument("--n", type=int, help="problem size for every case (default: each case's; use another --out)")
     ap.add_argument("--out", type=pathlib.Path, default=OUT, help=f"results JSON (default {OUT.relative_to(ROOT)})")
     ap.add_argument("--table-only", action="store_true", help="print the table of the JSON and exit")
     args = ap.parse_args(argv)
@@ -111,7 +113,7 @@ def main(argv=None) -> int:
         # Slowest first (detailed runs), so that the pool ends together.
         todo.sort(key=lambda t: t[1])
         with concurrent.futures.ProcessPoolExecutor(args.jobs, max_tasks_per_child=1) as pool:
-            futures = {pool.submit(one, c, s): (c, s) for c, s in todo}
+            futures = {pool.submit(one, c, s, args.n): (c, s) for c, s in todo}
             for f in concurrent.futures.as_completed(futures):
                 c, s = futures[f]
                 results[f"{c}|{s}"] = f.result()
