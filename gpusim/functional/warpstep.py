@@ -50,7 +50,7 @@ from isa.opcodes import Kind
 __all__ = ["CTAStepper", "Step", "DONE", "MAX_AHEAD", "cta_specific"]
 
 #: Outcomes a warp may have queued ahead of its issue (bounds memory in barrier-free loops).
-MAX_AHEAD = 512
+MAX_AHEAD = 256
 _TIMED_SPECIALS = ("clock", "clock64", "globaltimer")
 
 _NO_ACCESS: list = []

@@ -2,10 +2,11 @@
 schedulers (SMSPs) with their scoreboards and pipes, the shared-memory data
 stage, and the stall accounting of every warp.
 
-Owns: when each warp instruction issues and why a warp did not issue earlier.
-A warp instruction is executed by the functional engine
-(:class:`gpusim.functional.warpstep.CTAStepper`) at the cycle it issues; this
-module uses only the outcome (active lanes, addresses, next PC, barrier).
+Owns: when each warp instruction issues and why a warp did not issue earlier,
+and when each CTA's barriers complete. A warp instruction is executed by the
+functional engine (:class:`gpusim.functional.warpstep.CTAStepper`) no later
+than the cycle it issues; this module uses only the outcome (active lanes,
+addresses, next PC, threads exited or arrived at a barrier).
 
 The model (hardware-facts.md section numbers; MEAS = measured on the H100):
 
