@@ -26,12 +26,19 @@ _SECTOR_BITS = 35  # sector numbers relative to GLOBAL_BASE: 1 TiB of global mem
 
 
 class _Recorder(ChunkExecutor):
-    """A chunk executor that keeps, per step with global loads, the distinct (CTA, sector) pairs."""
+    """A chunk executor that keeps the distinct (CTA, sector) pairs of global loads with the step
+    that first loaded each, and the CTAs taking part in each step with global loads."""
+
+    #: Buffered pairs above which repeats are dropped (bounds memory in long loops, ~ 64 MiB).
+    COMPACT = 1 << 22
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.accesses = []
         self.keys: list[np.ndarray] = []
+        self.key_steps: list[np.ndarray] = []
+        self.parts: list[np.ndarray] = []  # per load step: its CTAs (keys >> _SECTOR_BITS)
+        self.buffered = 0
 
     def consume_accesses(self) -> None:
         keys = []
@@ -40,11 +47,50 @@ class _Recorder(ChunkExecutor):
                 sectors = (a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5)
                 cta = self.block_of[a.lanes].astype(np.uint64) + np.uint64(self.first_block)
                 keys.append((cta << np.uint64(_SECTOR_BITS)) | sectors)
-        if keys:
-            k = np.concatenate(keys)
-            k = k[np.r_[True, k[1:] != k[:-1]]]  # neighbouring lanes mostly share a sector: cheap first cut
-            self.keys.append(np.unique(k))
         self.accesses.clear()
+        if not keys:
+            return
+        k = np.concatenate(keys)
+        k = np.unique(k[np.r_[True, k[1:] != k[:-1]]])  # neighbouring lanes mostly share a sector: cheap first cut
+        self.parts.append(np.unique(k >> np.uint64(_SECTOR_BITS)))
+        self.keys.append(k)
+        self.key_steps.append(np.full(k.size, len(self.parts) - 1, np.int64))
+        self.buffered += k.size
+        if self.buffered > self.COMPACT:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Keep each (CTA, sector) pair once, with its first step."""
+        keys, steps = np.concatenate(self.keys), np.concatenate(self.key_steps)
+        order = np.lexsort((steps, keys))
+        keys, steps = keys[order], steps[order]
+        first = np.r_[True, keys[1:] != keys[:-1]]
+        self.keys, self.key_steps = [keys[first]], [steps[first]]
+        self.buffered = int(first.sum())
+
+    def footprints(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """``{CTA: (sectors in step order, ordinal of the CTA's load step that first loaded each)}``."""
+        if not self.keys:
+            return {}
+        self._compact()
+        keys, steps = self.keys[0], self.key_steps[0]
+        ctas = (keys >> np.uint64(_SECTOR_BITS)).astype(np.int64)
+        sectors = (keys & np.uint64((1 << _SECTOR_BITS) - 1)).astype(np.int64) + GLOBAL_BASE // 32
+        # Ordinal of a step among the load steps its CTA took part in.
+        n_steps = len(self.parts)
+        part_cta = np.concatenate(self.parts).astype(np.int64)
+        part_step = np.repeat(np.arange(n_steps), [p.size for p in self.parts])
+        code = part_cta * n_steps + part_step
+        order = np.argsort(code, kind="stable")
+        code, part_cta = code[order], part_cta[order]
+        group_start = np.flatnonzero(np.r_[True, part_cta[1:] != part_cta[:-1]])
+        rank = np.arange(code.size) - np.repeat(group_start, np.diff(np.r_[group_start, code.size]))
+        ordinal = rank[np.searchsorted(code, ctas * n_steps + steps)]
+        order = np.lexsort((sectors, ordinal, ctas))  # by CTA, then step, then sector
+        ctas, sectors, ordinal = ctas[order], sectors[order], ordinal[order]
+        bounds = np.flatnonzero(np.diff(ctas)) + 1
+        return {c: (sec, o) for c, sec, o in zip(ctas[np.r_[0, bounds]].tolist(), np.split(sectors, bounds),
+                                                np.split(ordinal, bounds))}
 
 
 def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
@@ -63,28 +109,9 @@ def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
     """
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     per_chunk = chunk_blocks(kernel, grid, dynamic_shared, CHUNK_THREADS)
-    mask = np.uint64((1 << _SECTOR_BITS) - 1)
     for start in range(first, end, per_chunk):
         ex = _Recorder(kernel, grid, start, min(per_chunk, end - start), params, memory, dynamic_shared, counters,
                        stats, sm_count, max_warps, max_steps)
         ex.run()
-        if not ex.keys:
-            continue
-        keys = np.concatenate(ex.keys)
-        step = np.repeat(np.arange(len(ex.keys)), [k.size for k in ex.keys])
-        ctas = (keys >> np.uint64(_SECTOR_BITS)).astype(np.int64)
-        order = np.lexsort((step, ctas))  # by CTA, then step (keys stay ascending within a step)
-        keys, step, ctas = keys[order], step[order], ctas[order]
-        # Ordinal of each entry's step among its CTA's load steps.
-        new_cta = np.r_[True, ctas[1:] != ctas[:-1]]
-        new_step = new_cta | np.r_[True, step[1:] != step[:-1]]
-        count = np.cumsum(new_step)
-        ordinal = count - count[np.maximum.accumulate(np.where(new_cta, np.arange(count.size), 0))]
-        # Keep each (CTA, sector) once, at its first step.
-        first_seen = np.sort(np.unique(keys, return_index=True)[1])
-        keys, ctas, ordinal = keys[first_seen], ctas[first_seen], ordinal[first_seen]
-        sectors = (keys & mask).astype(np.int64) + GLOBAL_BASE // 32
-        bounds = np.flatnonzero(np.diff(ctas)) + 1
-        for c, sec, o in zip(ctas[np.r_[0, bounds]].tolist(), np.split(sectors, bounds), np.split(ordinal, bounds)):
-            out[c] = (sec, o)
+        out.update(ex.footprints())
     return out

@@ -49,6 +49,23 @@ def test_footprints_are_the_tiles_each_cta_loads_in_step_order_and_the_run_is_fu
     assert np.array_equal(counters[0][:-1], ref_counts.inst_executed)
 
 
+def test_dropping_repeats_early_keeps_the_footprints(monkeypatch):
+    from gpusim.functional import footprint
+    dev, kernel, params, *_ = _matmul_tiled(64)
+    grid = Grid((4, 4, 1), (16, 16, 1))
+
+    def run():
+        counters = (np.zeros(len(kernel.instrs) + 1, np.int64), np.zeros(len(kernel.instrs) + 1, np.int64))
+        return run_footprints(kernel, grid, params, dev.memory.snapshot(), 0, 132, 64, 10**6, 0, 16, counters,
+                              memory_counters())
+    whole = run()
+    monkeypatch.setattr(footprint._Recorder, "COMPACT", 100)  # compact after almost every step
+    compacted = run()
+    assert whole.keys() == compacted.keys()
+    for c in whole:
+        assert all(np.array_equal(x, y) for x, y in zip(whole[c], compacted[c]))
+
+
 def test_a_snapshot_is_a_copy_at_the_same_addresses():
     dev, kernel, params, a, b, c = _matmul_tiled(32)
     snap = dev.memory.snapshot()
