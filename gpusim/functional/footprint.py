@@ -39,6 +39,7 @@ class _Recorder(ChunkExecutor):
         self.key_steps: list[np.ndarray] = []
         self.parts: list[np.ndarray] = []  # per load step: its CTAs (keys >> _SECTOR_BITS)
         self.buffered = 0
+        self.limit = self.COMPACT
 
     def consume_accesses(self) -> None:
         keys = []
@@ -56,7 +57,7 @@ class _Recorder(ChunkExecutor):
         self.keys.append(k)
         self.key_steps.append(np.full(k.size, len(self.parts) - 1, np.int64))
         self.buffered += k.size
-        if self.buffered > self.COMPACT:
+        if self.buffered > self.limit:
             self._compact()
 
     def _compact(self) -> None:
@@ -67,6 +68,7 @@ class _Recorder(ChunkExecutor):
         first = np.r_[True, keys[1:] != keys[:-1]]
         self.keys, self.key_steps = [keys[first]], [steps[first]]
         self.buffered = int(first.sum())
+        self.limit = max(self.COMPACT, 2 * self.buffered)  # so compacting stays linear overall
 
     def footprints(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         """``{CTA: (sectors in step order, ordinal of the CTA's load step that first loaded each)}``."""
