@@ -332,43 +332,56 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     final = _additive(launch, shadows)
     slice_metrics = launch.metrics(t_sim)
 
-    # 3. Extrapolation to the whole grid.
-    n_slice = len(blocks)
-    per = {key: ("covered" if key in _COVERED else "ctas") for key in final}
-    if m < n_slice:  # stopped after stable waves (always within the footprints' rounds, see _Waves)
-        w = policy.window
-        d = np.diff(waves.ends)[-w:]
-        a, b = waves.snaps[-1 - w], waves.snaps[-1]
-        cycles_per_cta = (waves.ends[-1] - waves.ends[-1 - w]) / (w * wave)
-        extra = (n_slice - m) * cycles_per_cta
-        cycles = int(round(t_sim + extra))
-        est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[per[key]] - a[per[key]])
-               for key, v in final.items()}
-        spread = 100.0 * extra * (d.max() - d.min()) / (2 * d.mean()) / cycles
-        method = "sm_slice+waves"
-    else:
-        cycles = t_sim
-        est = {key: v * n / final[per[key]] for key, v in final.items()}
-        spread = 0.0
-        method = "sm_slice"
-
-    est["dram_read_bytes"] += est.pop("dram_read_global_ld")
+    cycles, est, spread, method = _extrapolate(waves, final, t_sim, m, len(blocks), n, policy.window, wave)
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
     warps, threads = counters
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]
     totals, res.pc_metrics = split_counters(stats, len(kernel.instrs))
-    launch.mem.count = collections.Counter({k_: v for k_, v in est.items() if isinstance(k_, str)
-                                            and k_ not in ("branches", "divergent_branches", "ctas", "covered")})
-    m_ = dict(slice_metrics)
-    m_.update(totals)
-    m_.update(launch.mem.metrics())
+    res.metrics, res.stalls = _metrics(launch, est, slice_metrics, totals, cycles, t_sim, cfg.clock_hz)
+    res.metrics["smsp__inst_executed.sum"] = int(warps.sum())
+    res.metrics["smsp__thread_inst_executed.sum"] = int(threads.sum())
+    res.cycles = cycles
+    res.sampling = SamplingInfo(method, "", k, N, m, n, m / n, m / wave,
+                                [int(x) for x in np.diff(waves.ends)], spread, EXACT, ESTIMATED)
+    res.host_seconds = time.perf_counter() - t0
+    return res
+
+
+def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n: int, window: int,
+                 wave: int) -> tuple[int, dict, float, str]:
+    """Cycles of the whole grid, its additive counters, the spread (percent) and the method, from a
+    slice that ran ``m`` of its ``n_slice`` CTAs in ``t_sim`` cycles (``final``: its counters)."""
+    per = {key: ("covered" if key in _COVERED else "ctas") for key in final}
+    if m == n_slice:  # the whole slice ran: only the other SMs' share is scaled
+        est = {key: v * n / final[per[key]] for key, v in final.items()}
+        return t_sim, est, 0.0, "sm_slice"
+    # Stopped after stable waves (always within the footprints' rounds, see _Waves).
+    d = np.diff(waves.ends)[-window:]
+    a, b = waves.snaps[-1 - window], waves.snaps[-1]
+    extra = (n_slice - m) * (waves.ends[-1] - waves.ends[-1 - window]) / (window * wave)
+    cycles = int(round(t_sim + extra))
+    est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[per[key]] - a[per[key]])
+           for key, v in final.items()}
+    spread = 100.0 * extra * (d.max() - d.min()) / (2 * d.mean()) / cycles
+    return cycles, est, spread, "sm_slice+waves"
+
+
+def _metrics(launch: Launch, est: dict, slice_metrics: dict, totals: dict, cycles: int, t_sim: int,
+             clock_hz: float) -> tuple[dict, dict]:
+    """The sampled launch's metrics by Nsight name (the slice's ratios, ``est``'s counts, the
+    functional run's ``totals``) and its per-PC stall arrays scaled to the estimated totals."""
+    est = dict(est)
+    est["dram_read_bytes"] += est.pop("dram_read_global_ld")
+    launch.mem.count = collections.Counter({k: v for k, v in est.items() if isinstance(k, str)
+                                            and k not in ("branches", "divergent_branches", "ctas", "covered")})
+    metrics = dict(slice_metrics)
+    metrics.update(totals)
+    metrics.update(launch.mem.metrics())
     branches, divergent = est["branches"], est["divergent_branches"]
-    m_.update({
+    metrics.update({
         "sm__cycles_elapsed.avg": cycles,
         "sm__cycles_active.avg": slice_metrics["sm__cycles_active.avg"] + (cycles - t_sim),
-        "gpu__time_duration.sum": cycles / cfg.clock_hz * 1e9,
-        "smsp__inst_executed.sum": int(warps.sum()),
-        "smsp__thread_inst_executed.sum": int(threads.sum()),
+        "gpu__time_duration.sum": cycles / clock_hz * 1e9,
         "smsp__sass_branch_targets.sum": int(round(branches)),
         "smsp__sass_branch_targets_threads_divergent.sum": int(round(divergent)),
         "smsp__sass_average_branch_targets_threads_uniform.pct":
@@ -377,17 +390,11 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     stalls = launch.stall_array().astype(np.float64)
     for i, r in enumerate(REASONS):
         total = est[("stall", r)]
-        m_[STALL_METRIC.format(r)] = int(round(total))
+        metrics[STALL_METRIC.format(r)] = int(round(total))
         sim_total = stalls[:, i].sum()
         stalls[:, i] *= total / sim_total if sim_total else 0.0
-    res.metrics = m_
-    res.cycles = cycles
     per_pc = np.rint(stalls).astype(np.int64)
-    res.stalls = {r: per_pc[:-1, i] for i, r in enumerate(REASONS)}
-    res.sampling = SamplingInfo(method, "", k, N, m, n, m / n, m / wave,
-                                [int(x) for x in np.diff(waves.ends)], spread, EXACT, ESTIMATED)
-    res.host_seconds = time.perf_counter() - t0
-    return res
+    return metrics, {r: per_pc[:-1, i] for i, r in enumerate(REASONS)}
 
 
 def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
