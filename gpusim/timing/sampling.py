@@ -53,7 +53,6 @@ modules; never cupy.
 from __future__ import annotations
 
 import collections
-import math
 import time
 from dataclasses import dataclass, field
 
