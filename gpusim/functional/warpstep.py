@@ -47,7 +47,7 @@ from gpusim.functional.memops import Access
 from isa.ir import Addr, Instr, Kernel, Special
 from isa.opcodes import Kind
 
-__all__ = ["CTAStepper", "Step", "DONE", "MAX_AHEAD", "cta_specific"]
+__all__ = ["CTAStepper", "Step", "DONE", "MAX_AHEAD", "cta_specific", "reads_specials"]
 
 #: Outcomes a warp may have queued ahead of its issue (bounds memory in barrier-free loops).
 MAX_AHEAD = 256
@@ -234,7 +234,7 @@ class CTAStepper(ChunkExecutor):
         return super().special(op, sel)
 
 
-def _reads(kernel: Kernel, names: tuple[str, ...]) -> np.ndarray:
+def reads_specials(kernel: Kernel, names: tuple[str, ...]) -> np.ndarray:
     """Per PC: does the instruction read one of the special registers ``names``?"""
     def reads(op) -> bool:
         if isinstance(op, Special):
@@ -245,13 +245,13 @@ def _reads(kernel: Kernel, names: tuple[str, ...]) -> np.ndarray:
 
 def _batchable(kernel: Kernel) -> np.ndarray:
     """Per PC: may the instruction run for several warps before they issue it?"""
-    return ~_reads(kernel, _TIMED_SPECIALS)
+    return ~reads_specials(kernel, _TIMED_SPECIALS)
 
 
 def cta_specific(kernel: Kernel) -> bool:
     """Does ``kernel`` read ``%smid`` or ``%warpid`` (whose values depend on where each CTA runs)?
     Such kernels are stepped one CTA per :class:`CTAStepper`."""
-    return bool(_reads(kernel, ("smid", "warpid")).any())
+    return bool(reads_specials(kernel, ("smid", "warpid")).any())
 
 
 def _split_accesses(accesses: list[Access], warps: np.ndarray) -> list[list[Access]]:

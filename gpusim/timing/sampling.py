@@ -63,7 +63,7 @@ from gpusim.functional.engine import Grid
 from gpusim.functional.footprint import run_footprints
 from gpusim.functional.launch import LaunchResult, memory_counters, run_blocks, split_counters
 from gpusim.functional.memory import GlobalMemory
-from gpusim.functional.warpstep import _reads
+from gpusim.functional.warpstep import reads_specials
 from gpusim.occupancy import OccupancyResult
 from gpusim.errors import LaunchError
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
@@ -165,7 +165,7 @@ def plan(kernel: Kernel, grid: Grid, cfg: GPUConfig, occ: OccupancyResult, polic
         why = f"{cfg.sm_count} SMs, no more than the {policy.sms} a slice simulates"
     elif grid.n_blocks < 2 * policy.sms * occ.blocks_per_sm:
         why = f"{grid.n_blocks} CTAs, fewer than two waves of a {policy.sms}-SM slice"
-    elif _reads(kernel, _TIMED).any():
+    elif reads_specials(kernel, _TIMED).any():
         why = "the kernel reads %clock, %globaltimer, %smid or %warpid"
     if why:
         return SamplingInfo("detailed", why, ctas_simulated=grid.n_blocks, ctas=grid.n_blocks,
