@@ -235,7 +235,8 @@ class CTAStepper(ChunkExecutor):
 
 
 def reads_specials(kernel: Kernel, names: tuple[str, ...]) -> np.ndarray:
-    """Per PC: does the instruction read one of the special registers ``names``?"""
+    """Per PC: does the instruction read one of the special registers ``names``? (bool array of
+    shape (instructions,))"""
     def reads(op) -> bool:
         if isinstance(op, Special):
             return op.name in names
