@@ -79,6 +79,7 @@ class Device:
         self.max_steps = int(max_steps)
         self.max_cycles = int(max_cycles)
         self.record_events = bool(record_events)
+        # Checked by name: importing gpusim.timing here would load SimPy for functional-mode users.
         if not isinstance(sampling, bool) and type(sampling).__name__ != "Policy":
             raise GpusimError(f"sampling must be True, False or a gpusim.timing.Policy, got {sampling!r}")
         self.sampling = sampling

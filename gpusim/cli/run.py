@@ -4,8 +4,9 @@ With no arguments it runs the course notes' reductions (v0-v7) on 2**20
 random floats (2**24 with ``--mode timing``, where the reductions differ as
 on hardware) on the default H100 configuration and prints, per kernel, the
 launch shape, the check against the numpy oracle and the instructions
-executed (and in timing mode the cycles, counters and how they were timed). ``gpusim run FILE.ptx --kernel NAME --grid G --block B --arg ...``
-or ``gpusim run EXPERIMENT.toml`` runs any kernel (see gpusim.experiment).
+executed (and in timing mode the cycles, counters and how they were timed).
+``gpusim run FILE.ptx --kernel NAME --grid G --block B --arg ...`` or
+``gpusim run EXPERIMENT.toml`` runs any kernel (see gpusim.experiment).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run", help="run suite kernels (default: the seed reductions) or a PTX kernel",
         description="Run kernels in the simulator. Without a FILE: suite cases (default: the reduction "
-                    "sequence on 2**20 random floats; 2**24 in timing mode). With FILE.ptx or EXPERIMENT.toml: one kernel.")
+                    "sequence on 2**20 random floats; 2**24 in timing mode). With FILE.ptx or "
+                    "EXPERIMENT.toml: one kernel.")
     p.add_argument("file", nargs="?", help="a .ptx file (with --kernel ...) or an experiment .toml file")
     p.add_argument("--case", action="append", default=[], metavar="NAME", help="suite case to run (repeatable)")
     p.add_argument("--group", action="append", default=[], metavar="GROUP", help="run every case of a suite group")

@@ -16,7 +16,7 @@ import collections
 import numpy as np
 
 from gpusim.functional.engine import ChunkExecutor, Grid
-from gpusim.functional.launch import CHUNK_THREADS, chunk_blocks
+from gpusim.functional.launch import run_blocks
 from gpusim.functional.memory import GLOBAL_BASE, GlobalMemory
 from isa.ir import Kernel
 
@@ -110,10 +110,6 @@ def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
         gpusim.errors.KernelFault: the first fault (memory written before it stays written).
     """
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    per_chunk = chunk_blocks(kernel, grid, dynamic_shared, CHUNK_THREADS)
-    for start in range(first, end, per_chunk):
-        ex = _Recorder(kernel, grid, start, min(per_chunk, end - start), params, memory, dynamic_shared, counters,
-                       stats, sm_count, max_warps, max_steps)
-        ex.run()
-        out.update(ex.footprints())
+    run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, first, end, counters,
+               stats, executor=_Recorder, after=lambda ex: out.update(ex.footprints()))
     return out

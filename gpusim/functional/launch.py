@@ -128,18 +128,22 @@ def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads:
 def run_blocks(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                sm_count: int, max_warps: int, max_steps: int, first: int, end: int,
                counters: tuple[np.ndarray, np.ndarray], stats: "collections.Counter[str]",
-               chunk_threads: int | None = None) -> None:
+               chunk_threads: int | None = None, executor: type = ChunkExecutor, after=None) -> None:
     """Execute CTAs ``first .. end - 1`` in chunks, adding to ``counters`` (per-PC warp and thread
     instructions, int64 arrays of shape (instructions + 1,)) and ``stats`` (:func:`memory_counters`).
+    ``executor``: the :class:`ChunkExecutor` (sub)class that runs a chunk; ``after(executor)``, if
+    given, is called once each chunk has run.
 
     Raises:
         gpusim.errors.KernelFault: the first fault (memory written before it stays written).
     """
     per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
     for start in range(first, end, per_chunk):
-        nb = min(per_chunk, end - start)
-        ChunkExecutor(kernel, grid, start, nb, params, memory, dynamic_shared, counters, stats, sm_count,
-                      max_warps, max_steps).run()
+        ex = executor(kernel, grid, start, min(per_chunk, end - start), params, memory, dynamic_shared, counters,
+                      stats, sm_count, max_warps, max_steps)
+        ex.run()
+        if after is not None:
+            after(ex)
 
 
 def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,

@@ -115,7 +115,7 @@ class CTAStepper(ChunkExecutor):
         self.accesses = []
         self._diverge()  # per-thread PCs from the start: warps advance independently
         self.n_warps = n_blocks * grid.warps_per_block
-        self.queued: list[deque[Step]] = [deque() for _ in range(self.n_warps)]
+        self.queued: list[deque[tuple]] = [deque() for _ in range(self.n_warps)]  # Step-ordered tuples
         self.batchable = np.append(_batchable(kernel), True)  # index n: the kernel's end
         self.by_warp = self.pcs.reshape(-1, 32)
         self.live_by_warp = self.live.reshape(-1, 32)
@@ -195,17 +195,13 @@ class CTAStepper(ChunkExecutor):
         acc = self.accesses = []
         kind = ins.spec.kind
         taken = exited = None
-        live_before = None
-        if kind is Kind.EXIT:
+        if kind is Kind.EXIT or kind is Kind.BAR:
             live_before = np.count_nonzero(self.live_by_warp[warps], axis=1)
         try:
             if kind is Kind.BRA:
                 g = self.guarded(ins, sel)
                 taken = np.bincount(g >> 5, minlength=self.n_warps)[warps].tolist()
                 self.branch(sel, g, self.kernel.labels[ins.operands[0].name], pc + 1)
-            elif kind is Kind.BAR:
-                live_before = np.count_nonzero(self.live_by_warp[warps], axis=1)
-                _engine._HANDLERS[kind](self, ins, sel)
             else:
                 _engine._HANDLERS[kind](self, ins, sel)
         except MemoryFault as f:

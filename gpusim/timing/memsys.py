@@ -163,6 +163,10 @@ class MemorySystem:
             self.count["dram_write_bytes"] += nbytes
             self._dram_serve(t, nbytes)
 
+    def _granules(self, miss: int) -> int:
+        """The sectors DRAM delivers for the missed sectors ``miss`` of a line (whole 64 B granules)."""
+        return _PAIRS[miss] if self.granule > self.sector else miss
+
     def _serve(self, line: int, mask: int, level: str) -> None:
         for k in range(4):
             if mask >> k & 1:
@@ -184,7 +188,7 @@ class MemorySystem:
                 self._serve(line, hit, "L2")
                 self._serve(line, miss, "DRAM")
             if miss:
-                fetch = _PAIRS[miss] if self.granule > self.sector else miss
+                fetch = self._granules(miss)
                 dram_bytes += _POPCOUNT[fetch] * self.sector
                 self._l2_fill(line, fetch, False, start)
         c[f"l2_{op}_sectors"] += n
@@ -270,7 +274,7 @@ class MemorySystem:
         for line, mask in zip(lines, masks):
             miss = mask & ~l2.lookup(line, mask)
             if miss:
-                fetch = _PAIRS[miss] if self.granule > self.sector else miss
+                fetch = self._granules(miss)
                 dram += _POPCOUNT[fetch] * self.sector
                 ev = l2.fill(line, fetch)
                 if ev is not None and ev[1]:
