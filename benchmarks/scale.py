@@ -75,6 +75,29 @@ def table(results: dict) -> str:
     return "\n".join(rows)
 
 
+def score(results: dict) -> str:
+    """MAE of the simulated cycles against the H100's over the launches with hardware data, beside
+    what the best constant (one cycle count for every launch) would score, split by size."""
+    hw = hardware()
+    sim, real = [], []
+    for r in results.values():
+        for i, x in enumerate(r["launches"]):
+            h = hw.get((r["case"], r["n"], i))
+            if h:
+                sim.append(x["cycles"])
+                real.append(h["sm__cycles_elapsed.avg"])
+
+    def mae(pred, y):
+        return 100 * sum(abs(p / v - 1) for p, v in zip(pred, y)) / len(y)
+    lines = []
+    for name, keep in (("all", lambda v: True), ("over 44,000 cycles (10x launch overhead)", lambda v: v > 44_000)):
+        y = [v for v in real if keep(v)]
+        s = [a for a, v in zip(sim, real) if keep(v)]
+        best = min(mae([c] * len(y), y) for c in y)  # the optimum of a sum of |c/y - 1| is at some y
+        lines.append(f"{name}: {len(y)} launches, model MAE {mae(s, y):.1f} %, best constant {best:.1f} %")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="*", help="cases (default: reductions v0-v7 and the three matmuls)")
@@ -105,6 +128,8 @@ def main(argv=None) -> int:
             args.out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
             print(f"{c} n={n}: {results[f'{c}|{n}']['wall_s']:.0f} s", flush=True)
     print(table(results))
+    print()
+    print(score(results))
     return 0
 
 
