@@ -49,6 +49,12 @@ class Device:
         regs_per_thread: registers per thread for the occupancy of timing-mode
             launches; ``None`` asks ``ptxas -v`` (see :mod:`gpusim.ptxas`) and,
             where there is no ptxas, assumes 32 with a warning.
+        sass: ``True`` (default): instructions cost what ptxas makes of them
+            (:mod:`gpusim.sass`: one issue cycle per SASS instruction, expansion
+            latencies), and ``smsp__inst_executed.sum`` counts SASS-equivalent
+            instructions as the hardware does (the PTX count is
+            ``gpusim__ptx_inst_executed.sum``); ``False``: one issue cycle and one
+            count per PTX instruction.
 
     Raises:
         gpusim.errors.ConfigError: unknown configuration or bad override.
@@ -61,7 +67,7 @@ class Device:
     def __init__(self, gpu: str | Any = _config.DEFAULT, mode: str = "functional", *,
                  overrides: Mapping[str, Any] | None = None, max_steps: int = 5_000_000,
                  max_cycles: int = 50_000_000, record_events: bool = False, regs_per_thread: int | None = None,
-                 sampling: Any = True):
+                 sampling: Any = True, sass: bool = True):
         if mode not in MODES:
             raise GpusimError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         cfg = gpu if isinstance(gpu, _config.GPUConfig) else _config.load(gpu)
@@ -84,6 +90,9 @@ class Device:
             raise GpusimError(f"sampling must be True, False or a gpusim.timing.Policy, got {sampling!r}")
         self.sampling = sampling
         self.regs_per_thread = None if regs_per_thread is None else int(regs_per_thread)
+        if not isinstance(sass, bool):
+            raise GpusimError(f"sass must be True or False, got {sass!r}")
+        self.sass = sass
         self.memory = GlobalMemory()
 
     def __enter__(self) -> "Device":

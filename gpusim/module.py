@@ -24,6 +24,7 @@ from gpusim.functional.launch import LaunchResult, run_functional
 from gpusim.ndarray import ndarray
 from gpusim.occupancy import max_active_blocks
 from gpusim.ptxas import PtxasError, resource_usage
+from gpusim.sass import KernelSass, kernel_sass
 from isa import parse, parse_file
 from isa.ir import Kernel, Module, Param
 
@@ -93,6 +94,17 @@ def _parse_cached(path: Path) -> Module:
     return _CACHE[key]
 
 
+def _sass_counts(res: LaunchResult, sass: KernelSass) -> None:
+    """Count instructions as the hardware does: ``smsp__inst_executed.sum`` and
+    ``smsp__thread_inst_executed.sum`` become SASS-equivalent (:meth:`KernelSass.executed`);
+    the PTX counts move to ``gpusim__ptx_inst_executed.sum`` / ``gpusim__ptx_thread_inst_executed.sum``."""
+    m = res.metrics
+    for kind, per_pc in (("inst", res.inst_executed), ("thread_inst", res.thread_inst_executed)):
+        m[f"gpusim__ptx_{kind}_executed.sum"] = m[f"smsp__{kind}_executed.sum"]
+        m[f"smsp__{kind}_executed.sum"] = sass.executed(per_pc)
+    res.costs = sass.source
+
+
 def _dims(value, what: str) -> tuple[int, int, int]:
     vals = (value,) if isinstance(value, (int, np.integer)) else tuple(value) if isinstance(value, (tuple, list)) else None
     if vals is None or not 1 <= len(vals) <= 3 or not all(isinstance(v, (int, np.integer)) for v in vals):
@@ -119,6 +131,7 @@ class RawKernel:
         self.module, self.kernel, self.name = module, kernel, kernel.name
         self._max_dynamic: int | None = None
         self._regs: dict[str, int] = {}
+        self._sass: dict[str, KernelSass] = {}
 
     @property
     def shared_size_bytes(self) -> int:
@@ -169,6 +182,7 @@ class RawKernel:
         g = Grid(_dims(grid, "grid"), _dims(block, "block"))
         self._check_launch(dev, g, int(shared_mem))
         params = self._pack(dev, args)
+        sass = self._sass_costs(dev)
         if dev.mode == "timing":
             from gpusim.timing import Policy, run_timing  # SimPy is imported only by timing-mode users
 
@@ -177,11 +191,25 @@ class RawKernel:
                                     max(int(shared_mem), self.max_dynamic_shared_size_bytes))
             res = run_timing(self.kernel, g, params, dev.memory, int(shared_mem), dev.config, occ, dev.max_cycles,
                              dev.record_events, Policy() if dev.sampling is True else dev.sampling or None,
-                             dev.max_steps)
+                             dev.max_steps, sass)
             res.occupancy = occ
-            return res
-        return run_functional(self.kernel, g, params, dev.memory, int(shared_mem), dev.config.sm_count,
-                              dev.config.sm.max_warps, dev.max_steps)
+        else:
+            res = run_functional(self.kernel, g, params, dev.memory, int(shared_mem), dev.config.sm_count,
+                                 dev.config.sm.max_warps, dev.max_steps)
+        if sass is not None:
+            _sass_counts(res, sass)
+        return res
+
+    def _sass_costs(self, dev: Device) -> KernelSass | None:
+        """What ptxas makes of this kernel for the device's architecture (cached), or ``None``
+        with ``Device(sass=False)``."""
+        if not dev.sass:
+            return None
+        arch = dev.config.arch
+        if arch not in self._sass:
+            mod = self.module.module
+            self._sass[arch] = kernel_sass(self.kernel, "\n".join(mod.source_lines), arch, source=str(mod.path))
+        return self._sass[arch]
 
     def _registers(self, dev: Device) -> int:
         """Registers per thread for the occupancy: the device's override, else ``ptxas -v``

@@ -49,11 +49,6 @@ __all__ = [
 #: Seconds one ptxas run may take before it is abandoned.
 TIMEOUT_S = 120
 
-_WHEEL_LAYOUTS = (
-    ("nvidia", "cu13", "bin"),
-    ("nvidia", "cuda_nvcc", "bin"),
-    ("nvidia", "cu12", "bin"),
-)
 
 _memory_cache: dict[str, dict[str, "ResourceUsage"]] = {}
 
@@ -84,10 +79,6 @@ class ResourceUsage:
         return asdict(self)
 
 
-def _exe_name() -> str:
-    return "ptxas.exe" if os.name == "nt" else "ptxas"
-
-
 def _is_executable(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
 
@@ -111,26 +102,38 @@ def _site_dirs() -> list[Path]:
     return seen
 
 
-def find_ptxas() -> str | None:
-    """Path of a usable ``ptxas``, or ``None`` (see the module docstring for the search order)."""
-    override = os.environ.get("GPUSIM_PTXAS")
+def find_tool(name: str, env_var: str, wheel_dirs: tuple[str, ...] = ()) -> str | None:
+    """Path of a usable CUDA tool ``name`` (``"ptxas"``, ``"nvdisasm"``), or ``None``.
+
+    Order: the ``env_var`` environment variable; ``name`` on ``PATH``; the PyPI wheels'
+    ``site-packages/nvidia/{cu13,<wheel_dirs>,cu12}/bin``; ``$CUDA_HOME/bin``,
+    ``$CUDA_PATH/bin`` and ``/usr/local/cuda/bin``.
+    """
+    exe = f"{name}.exe" if os.name == "nt" else name
+    override = os.environ.get(env_var)
     if override:
         path = Path(override).expanduser()
         return str(path) if _is_executable(path) else None
-    on_path = shutil.which("ptxas")
+    on_path = shutil.which(name)
     if on_path:
         return on_path
+    layouts = [("nvidia", "cu13", "bin")] + [("nvidia", d, "bin") for d in wheel_dirs] + [("nvidia", "cu12", "bin")]
     for base in _site_dirs():
-        for layout in _WHEEL_LAYOUTS:
-            candidate = base.joinpath(*layout, _exe_name())
+        for layout in layouts:
+            candidate = base.joinpath(*layout, exe)
             if _is_executable(candidate):
                 return str(candidate)
     for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if root:
-            candidate = Path(root) / "bin" / _exe_name()
+            candidate = Path(root) / "bin" / exe
             if _is_executable(candidate):
                 return str(candidate)
     return None
+
+
+def find_ptxas() -> str | None:
+    """Path of a usable ``ptxas``, or ``None`` (see the module docstring for the search order)."""
+    return find_tool("ptxas", "GPUSIM_PTXAS", ("cuda_nvcc",))
 
 
 def _require_ptxas(ptxas: str | None) -> str:

@@ -69,6 +69,10 @@ class LaunchResult:
             retirement order.
         occupancy: timing mode: the launch's theoretical occupancy
             (:class:`gpusim.occupancy.OccupancyResult`).
+        costs: where instruction costs and ``smsp__inst_executed.sum`` come from: ``"ptxas"``
+            (the kernel's SASS, :mod:`gpusim.sass`), ``"table"`` (the shipped per-opcode
+            expansion table, where no ptxas was found) or ``"ptx"`` (one per PTX instruction,
+            ``Device(sass=False)``).
         sampling: timing mode: what the cycles were computed from
             (:class:`gpusim.timing.sampling.SamplingInfo`: detailed, or a slice of SMs and
             waves, the fraction of CTAs simulated and the estimate's spread).
@@ -90,6 +94,7 @@ class LaunchResult:
     cta_spans: list | None = None
     occupancy: object | None = None
     sampling: object | None = None
+    costs: str = "ptx"
 
 
 def memory_counters() -> "collections.Counter[str]":

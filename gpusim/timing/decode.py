@@ -12,7 +12,15 @@ while waiting (Nsight Compute's warp-state names, NCU #warp-stall-reasons):
 * ``wait``: results of fixed-latency pipes (ALU, FMA, FP64), whose
   dependencies the compiler encodes as fixed stall counts.
 
-Imports isa, gpusim.config and gpusim.functional.memops only; never simpy or cupy.
+SASS-aware costs (given the kernel's :class:`gpusim.sass.KernelSass`): an instruction takes
+one issue cycle per SASS instruction ptxas makes of it (none for one it folds into others,
+such as a ``mov`` or an ``ld.param``), and one that ptxas expands into several (``rem.u32``,
+``div.rn.f32``...) delivers its result after the latencies of its SASS instructions in a
+dependent chain (an upper bound: ptxas may schedule parts of an expansion in parallel). An
+if-converted branch costs, when all its threads take it, the guarded SASS it jumps over.
+Without SASS costs every instruction takes one issue cycle (the PTX-only model).
+
+Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never simpy or cupy.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from dataclasses import dataclass
 
 from gpusim.config import GPUConfig
 from gpusim.functional.memops import state_space
+from gpusim.sass import KernelSass
 from isa.ir import Addr, Instr, Kernel, PredPair, Reg, Vec
 from isa.opcodes import Kind
 
@@ -48,6 +57,8 @@ class Timed:
         cache_l1: loads that may be cached in L1 (not ``.cg``/``.cv``/``.volatile``).
         queue: the SM memory queue it enters: ``"mio"`` (shared memory), ``"lg"``
             (global, local and generic: the L1TEX path) or ``""``.
+        slots: issue cycles: SASS instructions per warp execution (1 without SASS costs).
+        skip_slots: an if-converted branch: issue cycles when every active thread takes it.
     """
 
     pc: int
@@ -61,6 +72,8 @@ class Timed:
     space: str = ""
     cache_l1: bool = True
     queue: str = ""
+    slots: int = 1
+    skip_slots: int = 0
 
 
 def _names(op) -> list[str]:
@@ -75,7 +88,26 @@ def _names(op) -> list[str]:
     return []
 
 
-def _one(ins: Instr, cfg: GPUConfig) -> Timed:
+#: Kinds that issue at least one SASS instruction whatever ptxas's line attribution says.
+_ALWAYS_ISSUE = {Kind.BAR, Kind.EXIT, Kind.ATOM, Kind.ST}
+
+
+def sass_unit(opcode: str) -> str:
+    """The unit class (a key of ``config.sm.units``) whose latency a SASS instruction of
+    ``opcode`` gets in an expansion chain: ``MUFU`` -> sfu, ``D*`` double precision -> fp64,
+    float arithmetic -> fma, the rest -> alu (memory instructions are timed by the memory
+    model and do not occur inside expansions)."""
+    op = opcode.split(".", 1)[0]
+    if op == "MUFU":
+        return "sfu"
+    if op in ("DADD", "DFMA", "DMUL", "DSETP", "DMNMX"):
+        return "fp64"
+    if op in ("FADD", "FFMA", "FMUL", "FSETP", "FSEL", "FMNMX", "FCHK", "FSWZADD"):
+        return "fma"
+    return "alu"
+
+
+def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     kind = ins.spec.kind
     unit = ins.spec.unit_of(ins)
     ops = ins.operands
@@ -93,13 +125,28 @@ def _one(ins: Instr, cfg: GPUConfig) -> Timed:
         reason = "wait"
     cache_l1 = not any(m in ins.mods for m in ("cg", "cv", "volatile"))
     queue = "mio" if space == "shared" else "lg" if space and space not in ("param", "const") else ""
-    return Timed(ins.index, kind, unit, spec.latency, spec.issue_interval, tuple(dict.fromkeys(reads + writes)),
-                 tuple(writes), reason, space, cache_l1, queue)
+    latency, slots, skip = spec.latency, 1, 0
+    if sass is not None:
+        ops = sass.ops[ins.index]
+        slots = max(len(ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
+        skip = sass.skipped_slots(ins.index)
+        if not ops and slots == 0:
+            latency = 0  # folded into the instructions that use its result
+        elif len(ops) > 1 and not space:
+            units = [sass_unit(o) for o in ops]
+            if unit in units:
+                units.remove(unit)
+            else:
+                units.pop()
+            latency += sum(cfg.sm.units[u].latency for u in units)
+    return Timed(ins.index, kind, unit, latency, spec.issue_interval, tuple(dict.fromkeys(reads + writes)),
+                 tuple(writes), reason, space, cache_l1, queue, slots, skip)
 
 
-def decode(kernel: Kernel, cfg: GPUConfig) -> list[Timed]:
-    """:class:`Timed` for every PC of ``kernel``, plus one for the implicit return."""
-    out = [_one(ins, cfg) for ins in kernel.instrs]
+def decode(kernel: Kernel, cfg: GPUConfig, sass: KernelSass | None = None) -> list[Timed]:
+    """:class:`Timed` for every PC of ``kernel``, plus one for the implicit return; with
+    ``sass`` (what ptxas makes of ``kernel``), SASS-aware issue cycles and latencies."""
+    out = [_one(ins, cfg, sass) for ins in kernel.instrs]
     out.append(EXIT(len(kernel.instrs), cfg))
     return out
 

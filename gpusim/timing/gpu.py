@@ -29,6 +29,7 @@ from gpusim.functional.launch import LaunchResult, memory_counters, split_counte
 from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import CTAStepper, cta_specific
 from gpusim.occupancy import OccupancyResult
+from gpusim.sass import KernelSass
 from gpusim.timing.decode import decode
 from gpusim.timing.memsys import MemorySystem
 from gpusim.timing.sm import CTA, REASONS, SM
@@ -59,6 +60,9 @@ class Launch:
             dispatched, while the launch runs.
         gpu_sms: the SM count kernels see in ``%nsmid`` (default ``cfg.sm_count``; the sampler
             simulates a slice of fewer SMs of a bigger GPU).
+        sass: what ptxas makes of the kernel (:func:`gpusim.sass.kernel_sass`): issue cycles and
+            latencies per SASS instruction (:mod:`gpusim.timing.decode`); ``None``: one issue
+            cycle per PTX instruction.
 
     Hooks for the sampler, when set: ``on_retire(cycle, retired, cta)`` after every CTA
     retirement, ``on_dispatch(cta)`` before a CTA starts, ``on_global_load(cta, j)`` when a warp
@@ -68,11 +72,11 @@ class Launch:
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                  cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
-                 blocks: np.ndarray | None = None, gpu_sms: int | None = None):
+                 blocks: np.ndarray | None = None, gpu_sms: int | None = None, sass: KernelSass | None = None):
         self.kernel, self.grid, self.params, self.memory = kernel, grid, params, memory
         self.dynamic_shared, self.cfg, self.occ, self.max_cycles = dynamic_shared, cfg, occ, max_cycles
         self.env = simpy.Environment()
-        self.timed = decode(kernel, cfg)
+        self.timed = decode(kernel, cfg, sass)
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.stats = memory_counters()
@@ -222,16 +226,17 @@ class Launch:
 
 
 def run_detailed(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False) -> LaunchResult:
+                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
+                 sass: KernelSass | None = None) -> LaunchResult:
     """Simulate every CTA of one launch on every SM, cycle by cycle; return its :class:`LaunchResult`
     (mode ``"timing"``). ``occ`` is the launch's occupancy (:func:`gpusim.occupancy.max_active_blocks`,
-    at least one block per SM).
+    at least one block per SM); ``sass`` as for :class:`Launch`.
 
     Raises:
         gpusim.errors.KernelFault: a fault, a deadlock or a launch longer than ``max_cycles``.
     """
     t0 = time.perf_counter()
-    launch = Launch(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events)
+    launch = Launch(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass=sass)
     cycles = launch.run()
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
     warps, threads = launch.counters

@@ -291,7 +291,8 @@ def slice_blocks(n: int, sms: int, k: int) -> np.ndarray:
 
 
 def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-                cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, max_steps: int, policy: Policy) -> LaunchResult:
+                cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, max_steps: int, policy: Policy,
+                sass: KernelSass | None = None) -> LaunchResult:
     """Simulate a slice of ``policy.sms`` SMs for some waves, run the rest of the grid functionally,
     and extrapolate the timing (module docstring). Returns a ``"timing"`` :class:`LaunchResult`
     whose ``sampling`` says what was simulated.
@@ -322,7 +323,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
                                  "l2.bandwidth_bytes_per_s": cfg.l2.bandwidth_bytes_per_s * scale,
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale})
     launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
-                    blocks=blocks[blocks < cover], gpu_sms=N)
+                    blocks=blocks[blocks < cover], gpu_sms=N, sass=sass)
     shadows = _Shadows(launch, footprints, N, k, cover)
     waves = _Waves(launch, wave, policy, shadows)
     t_sim = launch.run()
@@ -398,9 +399,10 @@ def _metrics(launch: Launch, est: dict, slice_metrics: dict, totals: dict, cycle
 
 def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
-               policy: Policy | None = None, max_steps: int = 5_000_000) -> LaunchResult:
+               policy: Policy | None = None, max_steps: int = 5_000_000, sass: KernelSass | None = None) -> LaunchResult:
     """One timing-mode launch: sampled under ``policy`` where :func:`plan` finds it sound, else
     simulated in detail (``policy=None``: always in detail). ``result.sampling`` says which.
+    ``sass``: SASS-aware issue costs (:class:`gpusim.timing.gpu.Launch`).
 
     Raises:
         gpusim.errors.LaunchError: no CTA fits on an SM (CUDA's "too many resources requested for launch").
@@ -412,7 +414,7 @@ def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMem
                           f"(CUDA error: too many resources requested for launch)")
     info = plan(kernel, grid, cfg, occ, policy, record_events)
     if info is None:
-        return run_sampled(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, max_steps, policy)
-    res = run_detailed(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events)
+        return run_sampled(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, max_steps, policy, sass)
+    res = run_detailed(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass)
     res.sampling = info
     return res

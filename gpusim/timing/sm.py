@@ -66,6 +66,8 @@ _R = {r: i for i, r in enumerate(REASONS)}
 MIO_QUEUE_CYCLES = 16
 #: L1 tag-stage backlog, in cycles, above which global/local accesses stall in ``lg_throttle`` (ASSUMED).
 LG_QUEUE_CYCLES = 16
+#: Folded (zero-cycle) instructions a scheduler issues in one cycle before time moves on (a guard).
+_MAX_FOLDED = 64
 #: Warps per fetch group of the ``two_level`` policy (Narasiman et al., MICRO 2011, use 8; ASSUMED).
 GROUP_WARPS = 8
 
@@ -172,12 +174,17 @@ class Scheduler:
     def _run(self):
         env = self.env
         issue = self.sm.issue
+        folded = 0
         while True:
             now = env.now
             w, t, reason = self._pick(now)
             if w is not None:
-                issue(w, now, t, reason)
-                yield env.timeout(1)
+                cycles = issue(w, now, t, reason)
+                if cycles or folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
+                    folded = 0
+                    yield env.timeout(max(cycles, 1))
+                else:
+                    folded += 1
                 continue
             t_next = t
             self.sleep_until = t_next
@@ -319,9 +326,10 @@ class SM:
             self.launch.cta_done(self, cta, now)
 
     # ---------------------------------------------------------------- issue
-    def issue(self, w: Warp, now: int, t_ready: float, reason: str) -> None:
+    def issue(self, w: Warp, now: int, t_ready: float, reason: str) -> int:
         """Execute ``w``'s next instruction at cycle ``now`` and book its timing; ``t_ready`` and
-        ``reason`` are :meth:`Scheduler.ready_at` of ``w``."""
+        ``reason`` are :meth:`Scheduler.ready_at` of ``w``. Returns the issue cycles it takes
+        (its SASS instructions; 0 for one ptxas folds away)."""
         launch = self.launch
         sched = w.sched
         # Stall accounting for the cycles since the warp's previous issue.
@@ -344,15 +352,21 @@ class SM:
             stalls[1] += now - dep  # not_selected
             if segs is not None:
                 segs.append((dep, now, "not_selected"))
-        stalls[0] += 1  # "selected"
-        w.last_issue = now
         sched.last = w
 
         cta = w.cta
         _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw)  # a Step
         timed = w.timed
-        sched.unit_free[timed.unit] = now + timed.interval
-        floor = now + 1
+        slots = timed.slots
+        if timed.skip_slots and taken == active:  # an if-converted branch all threads took
+            slots += timed.skip_slots
+        if slots:
+            stalls[0] += slots  # "selected"
+            w.last_issue = now + slots - 1
+            sched.unit_free[timed.unit] = now + timed.interval
+        elif w.last_issue < now - 1:
+            w.last_issue = now - 1
+        floor = now + slots
         done = now + timed.latency
         kind = timed.kind
         served = None
@@ -365,7 +379,7 @@ class SM:
             launch.branches += 1
             if 0 < taken < active:
                 launch.divergent_branches += 1
-            floor = now + timed.latency
+            floor = max(floor, now + timed.latency)
         for r in timed.writes:
             w.pend[r] = (done, timed.reason)
         if launch.events is not None:
@@ -381,7 +395,7 @@ class SM:
             elif waits:
                 w.waiting = True
                 w.dep_ready, w.dep_reason = INF, "barrier"
-                return
+                return slots
         if exited:
             cta.live_threads -= exited
             w.lanes -= exited
@@ -389,14 +403,15 @@ class SM:
                 self._release(cta, now)
             if not w.lanes:
                 self._warp_exit(w, now)
-                return
+                return slots
         if w.pc == DONE:
             w.pc = cta.stepper.warp_pc(w.gw)
         if w.pc == DONE:  # its other lanes wait at the barrier
             w.waiting = True
             w.dep_ready, w.dep_reason = INF, "barrier"
-            return
+            return slots
         self._next(w, floor, "branch_resolving" if kind is Kind.BRA else "wait")
+        return slots
 
     def _next(self, w: Warp, floor: float, reason: str) -> None:
         """Look up what the warp's next instruction waits for."""

@@ -1,0 +1,320 @@
+"""What ptxas makes of each PTX instruction: the SASS instructions it emits for it.
+
+Owns: running ``ptxas -lineinfo`` on a PTX file and ``nvdisasm -gp`` on the cubin, parsing
+the listing (each SASS instruction with the PTX line ptxas attributes it to, from the
+cubin's ``.nv_debug_line_sass`` section), mapping the lines to a kernel's PCs
+(:func:`sass_per_pc`), caching the listing per file content, and the shipped per-opcode
+expansion table used where no ptxas or nvdisasm exists (:func:`expansion_table`).
+
+The rules (what the mapping counts):
+
+* A SASS instruction belongs to the PTX instruction on the line ptxas names; lines that
+  hold no instruction (the ``.entry`` line, declarations, labels) give theirs to the next
+  instruction after them. Instructions with no line of their own take the previous one's.
+* Code placed after a kernel's last ``EXIT`` in address order is out-of-line: slow paths
+  entered through ``BRA.DIV`` (divergent shuffles) or ``CALL`` (IEEE division), and the
+  final ``BRA`` to itself with its ``NOP`` padding. It does not run on the common path and
+  counts for nothing.
+
+The hardware's ``smsp__inst_executed`` counts SASS warp instructions; multiplying each
+PC's PTX executions by its SASS count gives the SASS-equivalent count. Where ptxas
+unrolls or hoists, the attribution is static and the equivalence approximate.
+
+Tools are found like ptxas (:mod:`gpusim.ptxas`): ``GPUSIM_NVDISASM``, ``nvdisasm`` on
+``PATH``, the PyPI wheel ``nvidia-cuda-nvdisasm`` (``site-packages/nvidia/cu13/bin``),
+``$CUDA_HOME/bin``. The cache is ``$GPUSIM_CACHE_DIR/sass`` (default
+``~/.cache/gpusim/sass``), keyed by the SHA-256 of the PTX, the architecture and both
+tools' builds.
+
+Must not import: simpy, cupy, or gpusim modules other than :mod:`gpusim.errors`,
+:mod:`gpusim.ptxas` and :mod:`isa`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from gpusim.ptxas import PtxasError, _arch_name, _ptxas_identity, _require_ptxas, find_tool
+
+__all__ = ["SassInstr", "KernelSass", "find_nvdisasm", "sass_listing", "sass_per_pc", "kernel_sass", "from_table",
+           "expansion_table", "measure_table", "table_key", "EXPANSION_FILE"]
+
+#: The shipped per-opcode expansion table (``benchmarks/sass_table.py`` measures it).
+EXPANSION_FILE = Path(__file__).with_name("data") / "sass_expansion.json"
+
+_memory_cache: dict[str, dict[str, list["SassInstr"]]] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class SassInstr:
+    """One SASS instruction of a kernel's listing.
+
+    Attributes:
+        address: byte offset in the kernel's code.
+        opcode: the mnemonic with its modifiers (``"IMAD.WIDE.U32"``), no guard.
+        line: the PTX line ptxas attributes it to (1-based), or 0 when none precedes it.
+        out_of_line: placed after the kernel's last ``EXIT`` (see the module docstring).
+        guarded: it carries a guard predicate (``@P0``, ``@!P1``).
+    """
+
+    address: int
+    opcode: str
+    line: int
+    out_of_line: bool
+    guarded: bool = False
+
+
+def find_nvdisasm() -> str | None:
+    """Path of a usable ``nvdisasm``, or ``None`` (search order in the module docstring)."""
+    return find_tool("nvdisasm", "GPUSIM_NVDISASM", ("cuda_nvdisasm",))
+
+
+_RE_FUNC = re.compile(r"^\.text\.(\S+):\s*$")
+_RE_LINE = re.compile(r'//## File "[^"]*", line (\d+)')
+_RE_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
+
+
+def parse_listing(text: str) -> dict[str, list[SassInstr]]:
+    """Parse ``nvdisasm -gp -c`` output into each kernel's SASS instructions, in address order."""
+    raw: dict[str, list[tuple[int, str, int, str]]] = {}
+    current: list | None = None
+    line = 0
+    for row in text.splitlines():
+        m = _RE_FUNC.match(row.strip())
+        if m:
+            current = raw.setdefault(m.group(1), [])
+            line = 0
+            continue
+        m = _RE_LINE.search(row)
+        if m:
+            line = int(m.group(1))
+            continue
+        m = _RE_INSTR.match(row)
+        if m and current is not None:
+            current.append((int(m.group(1), 16), m.group(3), line, bool(m.group(2))))
+    out: dict[str, list[SassInstr]] = {}
+    for name, rows in raw.items():
+        exits = [i for i, r in enumerate(rows) if r[1] == "EXIT" and not r[3]]  # an unguarded EXIT
+        last = exits[-1] if exits else len(rows) - 1
+        out[name] = [SassInstr(a, op, ln, i > last, g) for i, (a, op, ln, g) in enumerate(rows)]
+    return out
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("GPUSIM_CACHE_DIR")
+    base = Path(root).expanduser() if root else Path.home() / ".cache" / "gpusim"
+    return base / "sass"
+
+
+def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool = True) -> dict[str, list[SassInstr]]:
+    """Each kernel's SASS instructions as ptxas emits them for ``arch`` (``"sm_90"``).
+
+    Args:
+        ptx: the PTX text (the lines of :class:`SassInstr` are this text's lines).
+        arch: target architecture, or a ``GPUConfig``.
+        source: the file name used in error messages.
+
+    Raises:
+        PtxasNotFoundError: no ptxas, or no nvdisasm (the message says which).
+        PtxasError: ptxas or nvdisasm failed (with their diagnostics).
+    """
+    arch_name = _arch_name(arch)
+    exe = _require_ptxas(None)
+    dis = find_nvdisasm()
+    if dis is None:
+        from gpusim.ptxas import PtxasNotFoundError
+
+        raise PtxasNotFoundError("nvdisasm not found: `pip install nvidia-cuda-nvdisasm`, put nvdisasm on PATH "
+                                 "or set GPUSIM_NVDISASM=/path/to/nvdisasm")
+    data = ptx.encode()
+    key = hashlib.sha256(b"\0".join([data, arch_name.encode(), _ptxas_identity(exe).encode(),
+                                      _ptxas_identity(dis).encode()])).hexdigest()
+    if use_cache and key in _memory_cache:
+        return _memory_cache[key]
+    cache_file = _cache_dir() / f"{key}.json"
+    if use_cache:
+        try:
+            stored = json.loads(cache_file.read_text())
+            listing = {k: [SassInstr(*row) for row in v] for k, v in stored.items()}
+            _memory_cache[key] = listing
+            return listing
+        except (OSError, ValueError, TypeError):
+            pass
+    with tempfile.TemporaryDirectory(prefix="gpusim-sass-") as tmp:
+        src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
+        src.write_bytes(_prepare(ptx, arch_name).encode())
+        _tool([exe, "-lineinfo", f"-arch={arch_name}", "-o", str(cubin), str(src)], f"ptxas on {source}")
+        text = _tool([dis, "-gp", "-c", str(cubin)], f"nvdisasm on the cubin of {source}")
+    listing = parse_listing(text)
+    if use_cache:
+        _memory_cache[key] = listing
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp_file = cache_file.with_suffix(f".{os.getpid()}.tmp")
+            tmp_file.write_text(json.dumps({k: [[i.address, i.opcode, i.line, i.out_of_line, i.guarded] for i in v]
+                                            for k, v in listing.items()}))
+            os.replace(tmp_file, cache_file)
+        except OSError:
+            pass  # the disk cache is an optimisation only
+    return listing
+
+
+_RE_ADDRESS_SIZE = re.compile(r"^([ \t]*\.address_size[ \t]+\d+)", re.M)
+_RE_TARGET = re.compile(r"^([ \t]*\.target[ \t]+)sm_\d+[af]?", re.M)
+
+
+def _prepare(ptx: str, arch: str) -> str:
+    """``ptx`` as assembled for the listing, every line keeping its number: ``.target`` set to
+    ``arch`` (so a file written for sm_90 is costed for an sm_80 GPU as if recompiled), and
+    ``.pragma "nounroll";`` at module scope (PTX ISA 9.0 section 11.3) on the ``.address_size``
+    line, so that each PTX line's SASS is one iteration's worth and executions of the line
+    count it once (ptxas would otherwise unroll some loops into several copies of a line)."""
+    ptx = _RE_TARGET.sub(lambda m: m.group(1) + arch, ptx, count=1)
+    return _RE_ADDRESS_SIZE.sub(r'\1 .pragma "nounroll";', ptx, count=1)
+
+
+def _tool(cmd: list[str], what: str) -> str:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise PtxasError(f"{what} did not finish within 120 s") from None
+    except OSError as exc:
+        raise PtxasError(f"cannot run {cmd[0]}: {exc.strerror or exc}") from None
+    if proc.returncode != 0:
+        raise PtxasError(f"{what} failed (exit status {proc.returncode}):\n{(proc.stdout + proc.stderr).strip()}")
+    return proc.stdout
+
+
+@dataclass(frozen=True)
+class KernelSass:
+    """What ptxas makes of one kernel, per PC.
+
+    Attributes:
+        ops: per PC, the SASS opcodes ptxas attributes to the instruction (``()`` when it
+            folded it into others, e.g. a ``mov`` or an ``ld.param``).
+        guarded: per PC, how many of ``ops`` carry a guard predicate.
+        skip: per PC of a forward conditional ``bra`` that ptxas if-converted (no SASS of its
+            own; the instructions it jumps over became guarded SASS, which every warp issues
+            whether or not its threads take the branch): the PC of its target; else ``-1``.
+        source: ``"ptxas"`` (this kernel's listing) or ``"table"`` (the shipped per-opcode
+            expansion table, where no ptxas or nvdisasm was found).
+    """
+
+    ops: tuple[tuple[str, ...], ...]
+    guarded: tuple[int, ...]
+    skip: tuple[int, ...]
+    source: str = "ptxas"
+
+    @property
+    def counts(self) -> list[int]:
+        """SASS instructions per PC."""
+        return [len(o) for o in self.ops]
+
+    def skipped_slots(self, pc: int) -> int:
+        """SASS instructions a warp issues at the if-converted branch ``pc`` when all its
+        threads take it (those of the instructions it jumps over); 0 for other PCs."""
+        t = self.skip[pc]
+        return sum(len(o) for o in self.ops[pc + 1:t]) if t >= 0 else 0
+
+    def executed(self, inst_executed) -> int:
+        """SASS-equivalent warp instructions executed, from the PTX counts per PC
+        (``LaunchResult.inst_executed``, int array of shape (number of instructions,)): each
+        PC's executions times its SASS count, plus what warps issue at if-converted branches
+        that all their threads took (executions of the branch less those of the next PC)."""
+        n = [int(c) for c in inst_executed]
+        total = sum(c * len(o) for c, o in zip(n, self.ops))
+        for pc, t in enumerate(self.skip):
+            if t >= 0:
+                total += max(0, n[pc] - n[pc + 1]) * self.skipped_slots(pc)
+        return total
+
+
+def sass_per_pc(kernel, listing: list[SassInstr]) -> KernelSass:
+    """Map ``listing`` (:func:`sass_listing` of the text ``kernel``, an
+    :class:`isa.ir.Kernel`, was parsed from) onto the kernel's PCs by the rules of the module
+    docstring; out-of-line code is left out."""
+    import bisect
+
+    lines = [ins.loc.line for ins in kernel.instrs]
+    ops: list[list[str]] = [[] for _ in lines]
+    guarded = [0] * len(lines)
+    for s in listing:
+        if s.out_of_line or not lines:
+            continue
+        pc = min(bisect.bisect_left(lines, s.line), len(lines) - 1)  # first instruction on or after the line
+        ops[pc].append(s.opcode)
+        guarded[pc] += s.guarded
+    skip = []
+    for pc, ins in enumerate(kernel.instrs):
+        t = kernel.labels.get(ins.operands[0].name, -1) if ins.op == "bra" and ins.guard is not None else -1
+        region = range(pc + 1, t)
+        if ops[pc] or t <= pc + 1 or not all(guarded[i] == len(ops[i]) for i in region):
+            t = -1
+        skip.append(t)
+    return KernelSass(tuple(tuple(o) for o in ops), tuple(guarded), tuple(skip))
+
+
+def table_key(ins) -> str:
+    """The expansion table's key of a PTX instruction: its full mnemonic (``"rem.u32"``)."""
+    return ins.mnemonic
+
+
+@lru_cache(maxsize=None)
+def expansion_table(arch: str) -> dict[str, tuple[str, ...]]:
+    """The shipped per-opcode expansion table for ``arch``: ``{mnemonic or base opcode: the
+    SASS opcodes ptxas most often makes of it}``, measured on the suite's kernels by
+    :func:`measure_table`; an architecture the table lacks gets the nearest one's (``{}``
+    when the file is missing)."""
+    try:
+        tables = json.loads(EXPANSION_FILE.read_text()).get("arches", {})
+    except (OSError, ValueError):
+        return {}
+    if not tables:
+        return {}
+    num = int(re.sub(r"\D", "", arch) or 0)
+    near = min(tables, key=lambda a: (abs(int(re.sub(r"\D", "", a)) - num), a))
+    return {k: tuple(v) for k, v in tables.get(arch, tables[near]).items()}
+
+
+def from_table(kernel, arch: str) -> KernelSass:
+    """:class:`KernelSass` of ``kernel`` from the shipped table (no ptxas needed): each PC gets
+    its mnemonic's modal expansion, else its base opcode's, else one SASS instruction; no
+    branch is taken as if-converted."""
+    table = expansion_table(arch)
+    ops = tuple(table.get(table_key(i), table.get(i.op, (i.op.upper(),))) for i in kernel.instrs)
+    n = len(ops)
+    return KernelSass(ops, (0,) * n, (-1,) * n, "table")
+
+
+def kernel_sass(kernel, ptx: str, arch: str, *, source: str = "<ptx>") -> KernelSass:
+    """What ptxas makes of ``kernel`` (parsed from ``ptx``) for ``arch``: from its SASS listing
+    (:func:`sass_listing`, cached) where ptxas and nvdisasm exist and assemble the file, else
+    from the shipped table (:func:`from_table`); ``.source`` says which."""
+    try:
+        listing = sass_listing(ptx, arch, source=source).get(kernel.name)
+    except PtxasError:
+        listing = None
+    return from_table(kernel, _arch_name(arch)) if listing is None else sass_per_pc(kernel, listing)
+
+
+def measure_table(pairs, arch: str) -> dict[str, list[str]]:
+    """Measure the expansion table from ``pairs`` of (:class:`isa.ir.Kernel`, its PTX text):
+    for each mnemonic and each base opcode, the SASS opcode sequence ptxas made of it most
+    often (ties: the shorter)."""
+    from collections import Counter, defaultdict
+
+    seen: dict[str, Counter] = defaultdict(Counter)
+    for kernel, ptx in pairs:
+        ks = sass_per_pc(kernel, sass_listing(ptx, arch)[kernel.name])
+        for ins, ops in zip(kernel.instrs, ks.ops):
+            seen[table_key(ins)][ops] += 1
+            seen[ins.op][ops] += 1
+    return {k: list(max(c.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]) for k, c in sorted(seen.items())}
