@@ -27,13 +27,16 @@ def kernels():
 
 
 def pytest_collection_modifyitems(config, items):
-    if shutil.which("ptxas") is None:
-        try:
-            from gpusim.ptxas import find_ptxas
-        except ImportError:  # pragma: no cover
-            find_ptxas = lambda: None  # noqa: E731
-        if find_ptxas() is None:
-            skip = pytest.mark.skip(reason="no ptxas on this machine (pip install -e .[dev] provides one)")
-            for item in items:
-                if "ptxas" in item.keywords:
-                    item.add_marker(skip)
+    """Tests marked ``ptxas`` need ptxas; tests marked ``sass`` need ptxas and nvdisasm
+    (``pip install -e .[dev]`` provides both); without them they are skipped, saying why."""
+    from gpusim.ptxas import find_ptxas
+    from gpusim.sass import find_nvdisasm
+
+    have_ptxas = find_ptxas() is not None
+    missing = {"ptxas": None if have_ptxas else "no ptxas on this machine (pip install -e .[dev] provides one)",
+               "sass": None if have_ptxas and find_nvdisasm() else
+               "no ptxas or nvdisasm on this machine (pip install -e .[dev] provides both)"}
+    for item in items:
+        for mark, reason in missing.items():
+            if reason and mark in item.keywords:
+                item.add_marker(pytest.mark.skip(reason=reason))

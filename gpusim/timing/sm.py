@@ -92,6 +92,8 @@ class IssueEvent(NamedTuple):
         served: global loads and atomics: where each 32 B sector came from,
             ``{address // 32: "L1" | "L2" | "DRAM"}`` (L2 for a sector that missed
             in L1 and hit in L2); ``None`` for other instructions.
+        slots: the issue cycles it took, ``cycle`` to ``cycle + slots - 1`` (its SASS
+            instructions; 0 for an instruction ptxas folds into others).
     """
 
     cycle: int
@@ -106,6 +108,7 @@ class IssueEvent(NamedTuple):
     stalls: tuple
     accesses: tuple = ()
     served: dict | None = None
+    slots: int = 1
 
 
 class CTA:
@@ -224,7 +227,7 @@ class Scheduler:
             return INF, "barrier"
         t, reason = w.dep_ready, w.dep_reason
         timed = w.timed
-        u = self.unit_free[timed.unit]
+        u = self.unit_free[timed.unit] if timed.slots else 0  # a folded instruction uses no pipe
         if u > t:
             t, reason = u, "math_pipe_throttle"
         queue = timed.queue
@@ -252,8 +255,8 @@ class Scheduler:
                 later.append(w)
                 continue
             timed = w.timed
-            if not timed.queue and unit_free[timed.unit] <= now:  # ready_at(w) <= now, inlined
-                u = unit_free[timed.unit]
+            u = unit_free[timed.unit] if timed.slots else 0
+            if not timed.queue and u <= now:  # ready_at(w) <= now, inlined
                 return (w, u, "math_pipe_throttle") if u > w.dep_ready else (w, w.dep_ready, w.dep_reason)
             t, reason = ready_at(w)
             if t <= now:
@@ -385,7 +388,7 @@ class SM:
         if launch.events is not None:
             launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
                                             int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
-                                            served or None))
+                                            served or None, slots))
         w.pc = next_pc
         if kind is Kind.BAR:
             cta.arrived += active

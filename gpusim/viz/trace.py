@@ -115,7 +115,7 @@ def build_trace(rec: Recording, *, time: str = "cycles") -> dict[str, Any]:
         if start is None:
             start = min(x.cycle for x in res.events if x.cta == cta)
         ev.append({"name": f"CTA {cta} warp {warp}", "cat": "warp", "ph": "X", "ts": ts(start),
-                   "dur": ts(e.cycle + 1) - ts(start), "pid": _pid(e.sm), "tid": _tid(e.sm, e.slot),
+                   "dur": ts(e.cycle + max(e.slots, 1)) - ts(start), "pid": _pid(e.sm), "tid": _tid(e.sm, e.slot),
                    "args": {"cta": cta, "cta_coords": list(_coords(cta, rec.grid)), "warp": warp,
                             "start_cycle": start, "last_issue_cycle": e.cycle}})
         deltas[e.sm][start] += 1
@@ -141,8 +141,13 @@ def build_trace(rec: Recording, *, time: str = "cycles") -> dict[str, Any]:
         step = by_warp.get((e.cta, e.warp, n))
         mem = _mem_args(step) if step is not None and step.accesses else {}
         args.update(mem)
-        ev.append({"name": name, "cat": "issue", "ph": "X", "ts": ts(e.cycle), "dur": ts(e.cycle + 1) - ts(e.cycle),
-                   "pid": pid, "tid": tid, "args": args})
+        args["issue_cycles"] = e.slots
+        if e.slots:
+            ev.append({"name": name, "cat": "issue", "ph": "X", "ts": ts(e.cycle),
+                       "dur": ts(e.cycle + e.slots) - ts(e.cycle), "pid": pid, "tid": tid, "args": args})
+        else:  # folded by ptxas into other instructions: no issue cycle of its own
+            ev.append({"name": name, "cat": "issue", "ph": "i", "s": "t", "ts": ts(e.cycle), "pid": pid, "tid": tid,
+                       "args": args})
         if e.space in ("global", "local", "shared") and e.ready > e.cycle + 1:
             async_id += 1
             op = ins.op if ins is not None else "mem"
@@ -159,7 +164,7 @@ def build_trace(rec: Recording, *, time: str = "cycles") -> dict[str, Any]:
     # IPC per SM in buckets.
     issued: dict[int, collections.Counter] = collections.defaultdict(collections.Counter)
     for e in res.events:
-        issued[e.sm][e.cycle // IPC_BUCKET] += 1
+        issued[e.sm][e.cycle // IPC_BUCKET] += e.slots
     for sm, cnt in sorted(issued.items()):
         lo, hi = min(cnt), max(cnt)
         for b in range(lo, hi + 2):

@@ -58,7 +58,7 @@ def warp_states(rec: Recording, sm: int, start: int, end: int) -> dict[int, list
     out: dict[int, list[tuple[int, int, str]]] = collections.defaultdict(list)
     lo, hi = None, None
     for e in ev:
-        for a, b, r in list(e.stalls) + [(e.cycle, e.cycle + 1, "selected")]:
+        for a, b, r in list(e.stalls) + [(e.cycle, e.cycle + e.slots, "selected")]:
             lo = a if lo is None else min(lo, a)
             hi = b if hi is None else max(hi, b)
             a2, b2 = max(a, start), min(b, end)

@@ -38,8 +38,8 @@ def test_instruction_counters_follow_the_warp_paths(dev, kernels):
     assert thread["add.s32 %r9, %r9, 1;"] == sum(v % 5 for v in range(32))
     # After the loop the warp has reconverged: the store runs once with 32 lanes.
     assert warp["st.global.u32 [%rd2], %r7;"] == 1 and thread["st.global.u32 [%rd2], %r7;"] == 32
-    assert res.metrics["smsp__inst_executed.sum"] == int(res.inst_executed.sum())
-    assert res.metrics["smsp__thread_inst_executed.sum"] == int(res.thread_inst_executed.sum())
+    assert res.metrics["gpusim__ptx_inst_executed.sum"] == int(res.inst_executed.sum())
+    assert res.metrics["gpusim__ptx_thread_inst_executed.sum"] == int(res.thread_inst_executed.sum())
 
 
 def test_barrier_with_partial_warps_and_early_exit(dev, kernels):

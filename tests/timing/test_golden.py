@@ -1,5 +1,6 @@
 """The detailed engine gives the committed cycles and metrics on every golden run
-(``golden.py``): engine speed-ups must not move a cycle."""
+(``golden.py``): engine speed-ups must not move a cycle. The runs use SASS-aware costs
+(:mod:`gpusim.sass`), so they need ptxas and nvdisasm."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from tests.timing.golden import GOLDEN, record, runs, simulate
 EXPECTED = json.loads(GOLDEN.read_text())
 
 
+@pytest.mark.sass
 @pytest.mark.parametrize("key,case,n,overrides", runs(), ids=[r[0] for r in runs()])
 def test_detailed_engine_gives_the_committed_cycles(key, case, n, overrides):
     got = record(simulate(case, n, overrides, sampling=False))

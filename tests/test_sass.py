@@ -1,0 +1,154 @@
+"""gpusim.sass: SASS listings mapped onto PTX instructions, SASS-equivalent instruction counts
+against the H100's, SASS-aware issue costs in the timing model, and the table fallback.
+
+Covers: the listing parser on fixed text (no tools needed); marked ``sass`` (skipped without
+ptxas and nvdisasm): the per-PC mapping of a rem.u32 loop and of an if-converted branch,
+``smsp__inst_executed.sum`` against the committed H100 counts of the suite, the timing
+model's issue cycles; and the table fallback when no ptxas is found.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim import sass
+from gpusim.errors import GpusimError
+from gpusim.suite import CASES, ptx_path, run_case
+from isa import parse
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMING_PTX = ROOT / "tests" / "timing" / "ptx" / "timing.ptx"
+
+LISTING = """
+//--------------------- .text.k   --------------------------
+        .text.k:
+\t//## File ".nv_debug_ptx_txt", line 10
+        /*0000*/                   LDC R1, c[0x0][0x28] ;
+\t//## File ".nv_debug_ptx_txt", line 12
+        /*0010*/                   ISETP.NE.AND P0, PT, R0, RZ, PT ;
+        /*0020*/               @P0 EXIT ;
+\t//## File ".nv_debug_ptx_txt", line 14
+        /*0030*/                   BRA.DIV UR6, `(.L_x_5) ;
+        /*0040*/                   EXIT ;
+.L_x_5:
+        /*0050*/                   WARPSYNC.COLLECTIVE R6, `(.L_x_6) ;
+.L_x_10:
+        /*0060*/                   BRA `(.L_x_10);
+        /*0070*/                   NOP;
+"""
+
+
+def test_listing_parser_attributes_lines_and_marks_out_of_line_code():
+    got = sass.parse_listing(LISTING)["k"]
+    assert [(i.opcode, i.line, i.guarded, i.out_of_line) for i in got] == [
+        ("LDC", 10, False, False), ("ISETP.NE.AND", 12, False, False), ("EXIT", 12, True, False),
+        ("BRA.DIV", 14, False, False), ("EXIT", 14, False, False),
+        ("WARPSYNC.COLLECTIVE", 14, False, True), ("BRA", 14, False, True), ("NOP", 14, False, True)]
+
+
+def _kernel(path: Path, name: str):
+    text = path.read_text()
+    return parse(text, str(path)).kernels[name], text
+
+
+@pytest.mark.sass
+def test_rem_expands_and_id_moves_fold():
+    k, text = _kernel(TIMING_PTX, "rem_loop")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    by = {ins.mnemonic: len(ops) for ins, ops in zip(k.instrs, ks.ops) if ins.mnemonic in ("rem.u32", "bra", "ret")}
+    assert ks.source == "ptxas" and by["rem.u32"] >= 12 and by["bra"] == 1 and by["ret"] == 1
+    assert "MUFU.RCP" in ks.ops[[i.mnemonic for i in k.instrs].index("rem.u32")]
+    assert min(ks.counts) == 0  # some mov / cvta folds into the instructions using it
+
+
+@pytest.mark.sass
+def test_if_converted_branch_is_charged_when_every_thread_takes_it():
+    # reduce_v1's `if (index < blockDim.x)` body becomes guarded SASS: no branch of its own.
+    k, text = _kernel(ptx_path(CASES["reduce_v1"]), "reduce_v1")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    skips = [pc for pc, t in enumerate(ks.skip) if t >= 0]
+    assert skips and all(k.instrs[pc].op == "bra" and not ks.ops[pc] for pc in skips)
+    pc = skips[0]
+    n = np.ones(len(k.instrs), np.int64)
+    n[pc + 1:ks.skip[pc]] = 0  # every warp jumped over the body ...
+    assert ks.executed(n) == sum(ks.counts)  # ... and still issued its guarded SASS
+
+
+def _h100_launches():
+    data = json.loads((ROOT / "validation" / "reports" / "h100" / "hardware_h100.json").read_text())
+    out: dict[tuple[str, int], list[int]] = {}
+    for x in data["launches"]:
+        if x["case"] in CASES and "smsp__inst_executed.sum" in x.get("metrics", {}):
+            out.setdefault((x["case"], x["n"]), []).append(x["metrics"]["smsp__inst_executed.sum"])
+    return out
+
+
+#: Cases whose SASS-equivalent count misses the H100's by more than 10 % (issue note): ptxas
+#: unrolls their loops, which the per-line mapping (compiled with "nounroll") does not follow.
+UNROLLED = {"matmul_naive", "shared_stride", "reduce_v6"}
+
+
+@pytest.mark.sass
+def test_sass_equivalent_counts_match_the_h100():
+    # Every suite case at its smallest committed H100 size.
+    sizes: dict[str, int] = {}
+    for case, n in _h100_launches():
+        sizes[case] = min(n, sizes.get(case, n))
+    hw = _h100_launches()
+    worst_sass = worst_ptx = 0.0
+    exact = 0
+    for case, n in sorted(sizes.items()):
+        with gpusim.Device("h100"):
+            run = run_case(CASES[case], gpusim, n)
+        for res, want in zip(run.launches, hw[(case, n)]):
+            got, ptx = res.metrics["smsp__inst_executed.sum"], res.metrics["gpusim__ptx_inst_executed.sum"]
+            exact += got == want
+            if case not in UNROLLED:
+                assert abs(got / want - 1) <= 0.10, (case, n, got, want)
+                worst_sass = max(worst_sass, abs(got / want - 1))
+                worst_ptx = max(worst_ptx, abs(ptx / want - 1))
+    assert worst_ptx > 0.25 and exact >= 20
+
+
+@pytest.mark.sass
+def test_timing_issues_one_cycle_per_sass_instruction():
+    out = {}
+    for costs in (False, True):
+        with gpusim.Device("h100", mode="timing", sass=costs, record_events=True,
+                           overrides={"launch_overhead_cycles": 0}):
+            buf = gpusim.zeros(32, np.uint32)
+            out[costs] = gpusim.RawModule(path=str(TIMING_PTX)).get_function("rem_loop")(1, 32, (buf,))
+    ptx_only, with_sass = out[False], out[True]
+    assert with_sass.costs == "ptxas" and ptx_only.costs == "ptx"
+    assert np.array_equal(ptx_only.inst_executed, with_sass.inst_executed)
+    # The rem.u32 expansion makes the one-warp loop several times slower.
+    assert with_sass.cycles > 2 * ptx_only.cycles
+    # Issue cycles of the events add up to the stall counters' "selected".
+    assert sum(e.slots for e in with_sass.events) == int(with_sass.stalls["selected"].sum())
+    # A folded instruction (no SASS) takes no issue cycle and no latency: the warp's next
+    # instruction may issue in the same cycle.
+    ev = with_sass.events
+    folded = [i for i, e in enumerate(ev) if e.slots == 0]
+    assert folded and all(ev[i].ready == ev[i].cycle for i in folded)
+    assert any(ev[i + 1].cycle == ev[i].cycle for i in folded if i + 1 < len(ev))
+
+
+def test_table_fallback_without_ptxas(monkeypatch, tmp_path):
+    monkeypatch.setenv("GPUSIM_PTXAS", str(tmp_path / "no-ptxas"))
+    monkeypatch.setenv("GPUSIM_CACHE_DIR", str(tmp_path))
+    k, text = _kernel(TIMING_PTX, "rem_loop")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    assert ks.source == "table"
+    rem = [ops for ins, ops in zip(k.instrs, ks.ops) if ins.mnemonic == "rem.u32"][0]
+    assert len(rem) >= 12 and "MUFU.RCP" in rem
+    assert sass.expansion_table("sm_70") == sass.expansion_table("sm_80")  # the nearest architecture measured
+
+
+def test_device_rejects_a_bad_sass_flag():
+    with pytest.raises(GpusimError, match="sass must be True or False"):
+        gpusim.Device("h100", sass="yes")
