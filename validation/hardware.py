@@ -135,11 +135,13 @@ def _occupancy(cupy, launches: list[dict], progress) -> list[dict]:
 
 def collect(out_dir: str | os.PathLike, cases: Iterable[str] | None = None, *, test_only: bool = False,
             extra: Iterable[str] = (), use_ncu: bool = True, progress: Callable[[str], None] = print,
-            ncu_timeout: float = 420.0, events_timeout: float = 240.0) -> pathlib.Path:
+            ncu_timeout: float = 420.0, events_timeout: float = 240.0, tier: str = "small") -> pathlib.Path:
     """Measure the selected suite cases on this machine's GPU; return the bundle's path.
 
     ``cases``: suite case names (None: all); each runs at its ``TIMING_SIZES`` (``test_only``:
-    test_n only) plus ``extra`` sizes ``"case:n"`` (GPU only). ``use_ncu`` False, or no ncu
+    test_n only) when ``tier`` is "small", at the scale tier's sizes (``gpusim.suite.SCALE_SIZES``)
+    when "scale", at both when "all"; plus ``extra`` sizes ``"case:n"`` (GPU only). ``use_ncu``
+    False, or no ncu
     found: events, outputs and occupancy only (``metrics`` null). Writes under ``out_dir``:
     ``hardware_<slug>.json``, ``outputs_<slug>.npz`` and ``raw_<slug>.tar.gz`` (the probe's
     manifest, ncu CSV and log). Raises :class:`validation.gpu.GpuUnavailable` without
@@ -161,7 +163,8 @@ def collect(out_dir: str | os.PathLike, cases: Iterable[str] | None = None, *, t
     raw.mkdir(exist_ok=True)
     progress(f"GPU: {prov['gpu_name']} ({prov['sm_count']} SMs), driver {prov['driver_version']}, CUDA runtime "
              f"{prov['cuda_runtime_version']}, CuPy {prov['cupy_version']}, ncu {prov.get('ncu_version', 'not found')}")
-    sel = ["--cases", *cases] + (["--test-only"] if test_only else []) + (["--extra", *extra] if extra else ["--extra"])
+    sel = ["--cases", *cases, "--tier", tier] + (["--test-only"] if test_only else []) \
+        + (["--extra", *extra] if extra else ["--extra"])
     py = sys.executable
     t0 = time.monotonic()
     if ncu:
@@ -202,7 +205,8 @@ def collect(out_dir: str | os.PathLike, cases: Iterable[str] | None = None, *, t
     if outputs_src.is_file():
         shutil.copyfile(outputs_src, out / outputs_name)
     bundle = {"format": FORMAT, "provenance": prov,
-              "collection": {"cases": cases, "test_only": test_only, "extra": list(extra), "probe_status": rc,
+              "collection": {"cases": cases, "test_only": test_only, "tier": tier, "extra": list(extra),
+                             "probe_status": rc,
                              "events_method": events["meta"].get("method"), **ncu_meta,
                              "seconds": round(time.monotonic() - t0, 1)},
               "runs": events["runs"], "launches": launches, "occupancy": occupancy,

@@ -48,6 +48,10 @@ def register(sub) -> None:
     p.add_argument("--hardware-only", action="store_true", help="collect the hardware bundle and stop")
     p.add_argument("--no-ncu", action="store_true", help="do not run Nsight Compute even where it exists")
     p.add_argument("--extra", nargs="*", default=(), metavar="CASE:N", help="extra GPU-only sizes to collect")
+    p.add_argument("--tier", choices=("small", "scale", "all"), default="all",
+                   help="which sizes to collect on the GPU and to simulate: small (the timing sizes, timed in "
+                        "detail), scale (GPU-filling sizes, gpusim.suite.SCALE_SIZES, timed with the sampled "
+                        "engine) or all (default)")
     p.add_argument("--gpu", default="h100", help="gpusim configuration of the simulator side (default h100)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                    help="configuration override of the simulator side (repeatable)")
@@ -122,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
             load_experiment(args.experiment)  # a bad file fails before the GPU is touched
             path = experiment.collect(args.experiment, out, use_ncu=not args.no_ncu, progress=_progress)
         else:
-            path = hardware.collect(out, cases, extra=list(args.extra), use_ncu=not args.no_ncu, progress=_progress)
+            path = hardware.collect(out, cases, extra=list(args.extra), use_ncu=not args.no_ncu, progress=_progress,
+                                    tier=args.tier)
         if args.hardware_only:
             print(f"hardware data written to {path}")
             return 0

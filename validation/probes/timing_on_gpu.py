@@ -214,8 +214,10 @@ class _RecKernel:
 # --------------------------------------------------------------------------- the runs
 
 
-def plan(suite, cases=None, test_only=False, extra=()) -> list[dict]:
-    """(case, n) runs in order: medium sizes, then extras, then test_n sizes."""
+def plan(suite, cases=None, test_only=False, extra=(), tier="small") -> list[dict]:
+    """(case, n) runs in order: medium sizes, then extras, then test_n sizes (``tier`` "small");
+    the scale-tier size of each case that has one (``suite.SCALE_SIZES``) and the extras
+    ("scale"); or the scale sizes, then the small tier's runs ("all")."""
     names = list(cases) if cases else list(suite.TIMING_SIZES)
     for name in names:
         if name not in suite.CASES:
@@ -232,7 +234,11 @@ def plan(suite, cases=None, test_only=False, extra=()) -> list[dict]:
             raise SystemExit(f"--extra wants CASE:N, got {spec!r}")
         if not cases or name in cases:
             extras.append({"case": name, "n": int(n), "extra": True})
-    return ([] if test_only else medium + extras) + tests
+    scale = [{"case": name, "n": int(suite.SCALE_SIZES[name]), "extra": False}
+             for name in names if name in suite.SCALE_SIZES and tier in ("scale", "all")]
+    if tier == "scale":
+        return scale + extras
+    return scale + ([] if test_only else medium + extras) + tests
 
 
 def run_all(suite, xp, runs: list[dict], sync, free, keep: bool = False, on_run=None):
@@ -308,7 +314,7 @@ def _setup(args):
     sog = load_suite_on_gpu()
     suite = sog.load_suite()
     xp, sync, free = _xp_for(args.dry, suite)
-    return sog, suite, xp, sync, free, plan(suite, args.cases, args.test_only, args.extra)
+    return sog, suite, xp, sync, free, plan(suite, args.cases, args.test_only, args.extra, args.tier)
 
 
 def cmd_manifest(args) -> int:
@@ -743,6 +749,7 @@ def cmd_profile(args) -> int:
             sel += [flag, *vals]
     if args.test_only:
         sel.append("--test-only")
+    sel += ["--tier", args.tier]
     if args.dry:
         sel.append("--dry")       # plumbing test with a stand-in ncu
     ncu_cmd = [ncu, *base_opts, "--target-processes", "all", "--metrics", ",".join(metrics),
@@ -811,6 +818,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dry", action="store_true", help="the suite's DryRun xp instead of CuPy (no GPU)")
     ap.add_argument("--cases", nargs="*", help="only these cases")
     ap.add_argument("--test-only", action="store_true", help="only test_n sizes")
+    ap.add_argument("--tier", choices=("small", "scale", "all"), default="small",
+                    help="small: the timing sizes (default); scale: suite.SCALE_SIZES only; all: both")
     ap.add_argument("--extra", nargs="*", default=None, metavar="CASE:N", help="extra GPU-only sizes")
     ap.add_argument("--meta-json", help="--join: JSON object merged into meta (ncu version, command...)")
     ap.add_argument("--metrics", help="--profile: comma-separated ncu metrics instead of METRICS")
