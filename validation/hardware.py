@@ -44,7 +44,7 @@ from typing import Callable, Iterable
 from gpusim.errors import GpusimError
 from validation import gpu as gpu_mod
 
-__all__ = ["FORMAT", "SUPPLEMENTARY_METRICS", "ncu_metrics", "collect", "load", "HardwareData"]
+__all__ = ["FORMAT", "SUPPLEMENTARY_METRICS", "ncu_metrics", "collect", "load", "load_many", "HardwareData"]
 
 FORMAT = "gpusim-validation-hardware/1"
 PROBE = gpu_mod.ROOT / "validation" / "probes" / "timing_on_gpu.py"
@@ -299,4 +299,40 @@ def load(path: str | os.PathLike) -> HardwareData:
     hw = HardwareData(data)
     hw.path = p
     hw.outputs = _load_npz(p.with_name(data["outputs_npz"])) if data.get("outputs_npz") else {}
+    return hw
+
+
+def load_many(paths) -> HardwareData:
+    """:func:`load` every path and merge them into one: launches, runs and occupancy queries
+    of all (a (case, n) measured in several bundles keeps the last bundle's), outputs of all;
+    the first bundle's provenance, with the files merged under ``merged_from``. Raises
+    :class:`GpusimError` when the bundles come from GPUs of different names."""
+    bundles = [load(p) for p in paths]
+    if len(bundles) == 1:
+        return bundles[0]
+    names = {b["provenance"].get("gpu_name") for b in bundles}
+    if len(names) > 1:
+        raise GpusimError(f"--from: the hardware data comes from different GPUs ({', '.join(map(str, names))}); "
+                          "merge only one GPU's bundles")
+    first = bundles[0]
+    keys = {}
+    for b in bundles:
+        for rec in b["launches"]:
+            keys[(rec["case"], rec["n"], rec["launch"])] = rec
+    runs = {}
+    for b in bundles:
+        for r in b.get("runs", []):
+            runs[(r.get("case"), r.get("n"))] = r
+    data = dict(first)
+    data["launches"] = list(keys.values())
+    data["runs"] = list(runs.values())
+    occupancy = {}
+    for b in bundles:
+        for o in b.get("occupancy", []):
+            occupancy[(o.get("ptx"), o.get("kernel"), o.get("block_threads"), o.get("dynamic_smem"))] = o
+    data["occupancy"] = list(occupancy.values())
+    data["provenance"] = {**first["provenance"], "merged_from": [str(b.path) for b in bundles]}
+    hw = HardwareData(data)
+    hw.path = first.path
+    hw.outputs = {k: v for b in bundles for k, v in b.outputs.items()}
     return hw

@@ -65,16 +65,33 @@ def _threads(rec: dict) -> int:
     return math.prod(rec["grid"]) * math.prod(rec["block"])
 
 
-def hardware_runs(hw: dict, cases=None, max_threads: int = 1 << 17) -> dict[tuple[str, int], list[dict]]:
+#: The validation's tiers: ``small`` (the timing sizes, timed in detail) and ``scale``
+#: (GPU-filling sizes, ``gpusim.suite.SCALE_SIZES``, and any larger launch; timed with the
+#: sampled engine), scored apart (issue #11: small launches are mostly launch overhead).
+TIERS = ("small", "scale")
+
+
+def tier_of(case: str, n: int, launches: list[dict], max_threads: int = 1 << 17) -> str:
+    """``"scale"`` for a case's scale size (``gpusim.suite.SCALE_SIZES``) or a run with a launch
+    of more than ``max_threads`` threads; else ``"small"``."""
+    from gpusim.suite import SCALE_SIZES
+
+    if SCALE_SIZES.get(case) == n or any(_threads(r) > max_threads for r in launches):
+        return "scale"
+    return "small"
+
+
+def hardware_runs(hw: dict, cases=None, max_threads: int = 1 << 17,
+                  tiers=TIERS) -> dict[tuple[str, int], list[dict]]:
     """(case, n) -> hardware launch records in launch order: runs that are not GPU-only extras,
-    of the selected ``cases`` (None: all), whose every launch has at most ``max_threads``."""
+    of the selected ``cases`` (None: all) and ``tiers`` (:func:`tier_of`)."""
     runs: dict[tuple[str, int], list[dict]] = {}
     for r in hw["launches"]:
         if r.get("extra") or (cases and r["case"] not in cases):
             continue
         runs.setdefault((r["case"], r["n"]), []).append(r)
     return {k: sorted(v, key=lambda r: r["launch"]) for k, v in runs.items()
-            if all(_threads(r) <= max_threads for r in v)}
+            if tier_of(k[0], k[1], v, max_threads) in tiers}
 
 
 def _cost(launches: list[dict]) -> float:
@@ -231,15 +248,15 @@ def _sweep_summary(sweep_res: list[dict]) -> dict:
 
 def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", overrides: dict | None = None,
           max_threads: int = 1 << 17, jobs: int = 1, progress: Callable[[str], None] = print,
-          sims: dict | None = None) -> dict:
+          sims: dict | None = None, tiers=TIERS) -> dict:
     """Simulate the hardware runs and score them; return the report's data (JSON-ready, no PNGs).
 
     ``hw``: :func:`validation.hardware.load`'s result. ``cases``: restrict to these suite
     cases (None: all that the hardware data holds, plus every sweep's). ``sweep_names``: sweeps
-    to draw (None: all). ``max_threads``: runs with a larger launch are not simulated (the
-    timing model is slow, ~2e4 warp-instructions per second). ``sims``: precomputed
-    :func:`validation.simulate.simulate_many` results (tests). Raises GpusimError when
-    nothing is left to simulate.
+    to draw (None: all). ``max_threads``: runs with a larger launch belong to the scale tier.
+    ``tiers``: the tiers (:data:`TIERS`) to simulate and score; scale-tier runs are timed with
+    the sampled engine. ``sims``: precomputed :func:`validation.simulate.simulate_many`
+    results (tests). Raises GpusimError when nothing is left to simulate.
     """
     from gpusim import config as gpu_config
     from validation import gpu as gpu_mod
@@ -247,19 +264,21 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
 
     overrides = dict(overrides or {})
     cfg = gpu_config.load(config).with_overrides(overrides)
-    runs = hardware_runs(hw, cases, max_threads)
+    runs = hardware_runs(hw, cases, max_threads, tiers)
+    tier = {k: tier_of(k[0], k[1], v, max_threads) for k, v in runs.items()}
     measured = {(c, n) for c, n in runs}
     sweep_names = [n for n in sweeps_mod.select(sweep_names)       # only sweeps the data can draw
                    if any((p.case, p.n) in measured for p in sweeps_mod.SWEEPS[n].points)]
     if not runs:
         raise GpusimError(f"nothing to simulate: the hardware data ({getattr(hw, 'path', '?')}) holds no run of the "
-                          f"selected cases with launches of at most {max_threads} threads")
+                          f"selected cases in the tier(s) {', '.join(tiers)}")
     t0 = time.perf_counter()
     if sims is None:
         order = sorted(runs, key=lambda k: -_cost(runs[k]))
         progress(f"simulating {len(order)} runs ({sum(len(v) for v in runs.values())} launches) on '{config}'"
                  f"{' with overrides ' + json.dumps(overrides) if overrides else ''}, {jobs} process(es) ...")
-        sims = simulate_many(order, config, overrides, jobs, progress, experiments=hw.get("experiments"))
+        sims = simulate_many(order, config, overrides, jobs, progress, experiments=hw.get("experiments"),
+                             sampled={k for k in runs if tier[k] == "scale"})
     sim_seconds = time.perf_counter() - t0
     rows, rows_by_key, failed = [], {}, []
     for (case, n), hw_l in sorted(runs.items()):
@@ -276,7 +295,8 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
             hw_cycles = _num(hm.get(CYCLES))
             blocks = math.prod(h["grid"])
             waves = (blocks / (cfg.sm_count * s["blocks_per_sm"])) if s["blocks_per_sm"] else None
-            row = {"case": case, "n": n, "launch": h["launch"], "kernel": h["kernel"], "grid": h["grid"],
+            row = {"case": case, "n": n, "tier": tier[(case, n)], "timed": s.get("timed"),
+                   "launch": h["launch"], "kernel": h["kernel"], "grid": h["grid"],
                    "block": h["block"], "shared_mem": h["shared_mem"], "hw_cycles": hw_cycles,
                    "sim_cycles": s["cycles"], "err_pct": (100 * (s["cycles"] - hw_cycles) / hw_cycles
                                                           if hw_cycles and s["cycles"] is not None else None),
@@ -289,6 +309,12 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
             rows_by_key[(case, n, h["launch"])] = row
     timed = [r for r in rows if r["hw_cycles"] is not None and r["sim_cycles"] is not None]
     cycles = score.error_stats([r["sim_cycles"] for r in timed], [r["hw_cycles"] for r in timed])
+    by_tier = {}
+    for t in TIERS:
+        rs = [r for r in timed if r["tier"] == t]
+        if rs:
+            by_tier[t] = score.tier_stats([r["sim_cycles"] for r in rs], [r["hw_cycles"] for r in rs],
+                                          cfg.launch_overhead_cycles)
     counters = {}
     for name in COUNTERS:
         pairs = [r["metrics"][name] for r in rows if name in r["metrics"]]
@@ -318,7 +344,7 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
     summary = {
         "gpu": hw["provenance"].get("gpu_name"), "slug": hw["provenance"].get("slug") or "gpu",
         "launches": len(rows), "launches_timed": len(timed), "runs_failed": len(failed),
-        "cycles": cycles,
+        "cycles": cycles, "tiers": by_tier,
         "outputs_total": len(outputs), "outputs_equal": sum(o["equal"] for o in outputs),
         "outputs_ok": sum(bool(o["ok"]) for o in outputs),
         "outputs_not_scored": sum(o["ok"] is None for o in outputs),
@@ -396,7 +422,10 @@ def headline(s: dict) -> str:
             f"{s['micro_counters_total']} exact; cycles over {c['n']} launches: Pearson r {c['pearson_r']:.3f}, "
             f"Spearman {c['spearman_rho']:.3f}, MAE {c['mae_pct']:.1f} %, within 10 % {100 * c['within_10pct']:.0f} %; "
             f"sweeps ordered as on the GPU: {s['sweeps_same_order']}/{s['sweeps_total']}"
-            + (f" (flat on the GPU, not scored: {', '.join(s['sweeps_flat'])})" if s.get("sweeps_flat") else ""))
+            + (f" (flat on the GPU, not scored: {', '.join(s['sweeps_flat'])})" if s.get("sweeps_flat") else "")
+            + "".join(f"; {name} tier: {t['n']} launches, MAE {t['mae_pct']:.1f} % (best constant "
+                      f"{t['best_constant_mae_pct']:.1f} %), r {t['pearson_r']:.3f}, beyond launch overhead "
+                      f"{t['beyond_overhead_mae_pct']:.1f} %" for name, t in (s.get("tiers") or {}).items()))
 
 
 def _png(fig) -> str:

@@ -8,6 +8,11 @@ Owns the formulas (all pure numpy, no I/O):
   mean), the shares within 1 % and 10 %, and the counts under / over (Accel-Sim's
   ``plot-correlation.py`` titles: ``[Correl=... MAE=...%]``, "< 1% Err", "< 10% Err",
   "under", "over");
+* :func:`tier_stats` -- :func:`error_stats` of one tier of launches beside what the best
+  constant predictor would score on the same launches (one cycle count for all of them,
+  chosen after the fact to minimise MAE), and the error on the cycles beyond the launch
+  overhead (``|sim - hw| / (hw - overhead)`` over launches longer than the overhead), so
+  that launches dominated by launch overhead cannot flatter the model;
 * :func:`ordering` -- whether a sweep's points are ordered the same way on both sides:
   every pair whose hardware values differ by more than ``tie`` (relative) must differ in
   the same direction in the simulator; pairs closer than that on the hardware are
@@ -22,7 +27,7 @@ import math
 
 import numpy as np
 
-__all__ = ["pearson", "spearman", "error_stats", "ordering", "TIE"]
+__all__ = ["pearson", "spearman", "error_stats", "best_constant", "tier_stats", "ordering", "TIE"]
 
 #: Relative difference below which two hardware points count as a tie in :func:`ordering`:
 #: re-measuring the same 178 launches moved sm__cycles_elapsed.avg by a median 0.3 % and at
@@ -76,6 +81,37 @@ def error_stats(sim, hw) -> dict:
     out["over"] = int((s > h).sum())
     out["max_abs_err_pct"] = float(100 * rel.max()) if rel.size else 0.0
     out["exact"] = int((s == h).sum())
+    return out
+
+
+def best_constant(hw) -> tuple[float, float]:
+    """``(c, MAE in percent)`` of the best constant predictor of ``hw``: the c minimising
+    mean ``|c - h| / h``. That sum is piecewise linear in c, so its minimum is at one of the
+    hardware values (the median weighted by 1/h); ``(nan, nan)`` for no positive value."""
+    h = np.asarray([v for v in hw if v and v > 0], float)
+    if not h.size:
+        return math.nan, math.nan
+    errs = [float(100 * np.mean(np.abs(c - h) / h)) for c in h]
+    i = int(np.argmin(errs))
+    return float(h[i]), errs[i]
+
+
+def tier_stats(sim, hw, overhead: float) -> dict:
+    """:func:`error_stats` of ``sim`` against ``hw`` plus ``best_constant`` (its cycles),
+    ``best_constant_mae_pct``, ``mae_ratio_to_best_constant`` (the model's MAE / the best
+    constant's; below 1 beats it), and ``beyond_overhead_mae_pct`` with
+    ``beyond_overhead_n``: the mean of ``|sim - hw| / (hw - overhead)`` over the launches
+    whose hardware cycles exceed ``overhead`` (cycles, the configuration's launch overhead)."""
+    out = error_stats(sim, hw)
+    c, c_mae = best_constant(hw)
+    out["best_constant"], out["best_constant_mae_pct"] = c, c_mae
+    out["mae_ratio_to_best_constant"] = out["mae_pct"] / c_mae if c_mae else math.nan
+    s, h = np.asarray(sim, float), np.asarray(hw, float)
+    keep = h > overhead
+    out["beyond_overhead_n"] = int(keep.sum())
+    out["beyond_overhead_mae_pct"] = (float(100 * np.mean(np.abs(s[keep] - h[keep]) / (h[keep] - overhead)))
+                                      if keep.any() else math.nan)
+    out["overhead_cycles"] = float(overhead)
     return out
 
 

@@ -22,8 +22,10 @@ import numpy as np
 __all__ = ["simulate_run", "simulate_many"]
 
 
-def simulate_run(case: str, n: int, config: str = "h100", overrides: dict | None = None) -> dict:
-    """Run suite ``case`` at size ``n`` in timing mode; return a picklable dict.
+def simulate_run(case: str, n: int, config: str = "h100", overrides: dict | None = None,
+                 sampled: bool = False) -> dict:
+    """Run suite ``case`` at size ``n`` in timing mode; return a picklable dict. ``sampled``:
+    time large launches with the sampled engine (the scale tier); otherwise in detail.
 
     Keys: case, n, host_seconds, error (None or "Type: message"), outputs ({name: numpy
     array}), launches: [{cycles, metrics: {Nsight name: number}, regs_per_thread,
@@ -35,8 +37,8 @@ def simulate_run(case: str, n: int, config: str = "h100", overrides: dict | None
     t0 = time.perf_counter()
     rec: dict = {"case": case, "n": int(n), "error": None, "outputs": {}, "launches": []}
     try:
-        # Detailed timing: the validated sizes are affordable, and sampling would add its own error.
-        with gpusim.Device(config, mode="timing", overrides=overrides or {}, sampling=False):
+        # The small tier is timed in detail: its sizes are affordable, and sampling would add its own error.
+        with gpusim.Device(config, mode="timing", overrides=overrides or {}, sampling=bool(sampled)):
             run = run_case(CASES[case], gpusim, n, seed=0)
     except Exception as exc:  # one failing run must not stop the report; it is listed there
         rec["error"] = f"{type(exc).__name__}: {exc}"
@@ -50,28 +52,31 @@ def simulate_run(case: str, n: int, config: str = "h100", overrides: dict | None
             "metrics": {k: (float(v) if isinstance(v, (float, np.floating)) else int(v))
                         for k, v in launch.metrics.items() if isinstance(v, (int, float, np.integer, np.floating))},
             "regs_per_thread": getattr(occ, "regs_per_thread", None),
+            "timed": launch.sampling.method if getattr(launch, "sampling", None) is not None else None,
             "blocks_per_sm": getattr(occ, "blocks_per_sm", None)})
     rec["outputs"] = {k: np.asarray(v) for k, v in run.outputs.items()}
     rec["host_seconds"] = round(time.perf_counter() - t0, 2)
     return rec
 
 
-def _one(case: str, n: int, config: str, overrides: dict | None, experiments: dict | None) -> dict:
+def _one(case: str, n: int, config: str, overrides: dict | None, experiments: dict | None,
+         sampled: bool = False) -> dict:
     if experiments and case in experiments:
         from validation.experiment import simulate
 
         return simulate(case, experiments[case], config, overrides)
-    return simulate_run(case, n, config, overrides)
+    return simulate_run(case, n, config, overrides, sampled)
 
 
 def simulate_many(runs: Iterable[tuple[str, int]], config: str = "h100", overrides: dict | None = None,
                   jobs: int = 1, progress: Callable[[str], None] = print,
-                  experiments: dict | None = None) -> dict[tuple[str, int], dict]:
+                  experiments: dict | None = None, sampled: set | None = None) -> dict[tuple[str, int], dict]:
     """:func:`simulate_run` for every (case, n), ``jobs`` processes at a time, in the given order
     (put the slowest first); prints one progress line per finished run with a count and the
     elapsed time. A case named in ``experiments`` (a hardware bundle's ``experiments``: a user's
-    PTX + experiment TOML) runs through :func:`validation.experiment.simulate`. Returns
-    {(case, n): result}."""
+    PTX + experiment TOML) runs through :func:`validation.experiment.simulate`. Runs in
+    ``sampled`` (a set of (case, n)) use the sampled engine. Returns {(case, n): result}."""
+    sampled = sampled or set()
     runs = list(runs)
     out: dict[tuple[str, int], dict] = {}
     t0 = time.perf_counter()
@@ -84,11 +89,12 @@ def simulate_many(runs: Iterable[tuple[str, int]], config: str = "h100", overrid
 
     if jobs <= 1:
         for case, n in runs:
-            note(_one(case, n, config, overrides, experiments))
+            note(_one(case, n, config, overrides, experiments, (case, n) in sampled))
         return out
     ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = [pool.submit(_one, case, n, config, overrides, experiments) for case, n in runs]
+        futures = [pool.submit(_one, case, n, config, overrides, experiments, (case, n) in sampled)
+                   for case, n in runs]
         for fut in cf.as_completed(futures):
             note(fut.result())
     return out

@@ -12,6 +12,7 @@ Examples::
     gpusim validate --hardware-only --out hw/         # GPU machine: collect only (no simulation)
     gpusim validate --from validation/reports/h100/hardware_h100.json --out rep/   # no GPU needed
     gpusim validate --from hw/ --cases reduce_v0 reduce_v1 --jobs 2
+    gpusim validate --from validation/reports/h100 validation/reports/h100/scale_tier --tier scale --jobs 2
     gpusim validate --from rep/validation_h100.json --out rep2/   # re-render a report, no simulation
     gpusim validate --experiment validation/experiments/copy_offset.toml --out rep/   # your kernel (GPU)
 
@@ -35,10 +36,11 @@ def register(sub) -> None:
     """Add the ``validate`` parser to ``sub`` (an argparse subparsers object)."""
     p = sub.add_parser("validate", help="run suite kernels and sweeps on a GPU and in gpusim; HTML report",
                        description=__doc__.split("\n\n")[0])
-    p.add_argument("--from", dest="from_", metavar="PATH",
+    p.add_argument("--from", dest="from_", metavar="PATH", nargs="+",
                    help="build the report from hardware data collected earlier (hardware_<gpu>.json, a folder "
-                        "holding one, or validation/reports/h100/timing_h100.json), or re-render a report's "
-                        "validation_<gpu>.json without simulating; no GPU needed")
+                        "holding one, or validation/reports/h100/timing_h100.json; several are merged, e.g. the "
+                        "small and the scale tier's), or re-render a report's validation_<gpu>.json without "
+                        "simulating; no GPU needed")
     p.add_argument("--out", default="validation-report", help="output folder (default ./validation-report)")
     p.add_argument("--cases", nargs="+", metavar="CASE", help="suite cases (default: all; see gpusim run --list)")
     p.add_argument("--sweeps", nargs="+", metavar="SWEEP", help="sweeps (default: all; names in the report and "
@@ -57,7 +59,7 @@ def register(sub) -> None:
                    help="configuration override of the simulator side (repeatable)")
     p.add_argument("--config-overrides", metavar="TOML", help="an override file from 'gpusim calibrate'")
     p.add_argument("--max-threads", type=int, default=1 << 17,
-                   help="simulate only runs whose launches have at most this many threads (default 131072)")
+                   help="runs with a launch of more than this many threads belong to the scale tier (default 131072)")
     p.add_argument("--jobs", type=int, default=1, help="simulator processes in parallel (default 1)")
     p.add_argument("--force", action="store_true", help="replace existing report files in --out")
     p.set_defaults(func=run)
@@ -95,11 +97,11 @@ def run(args: argparse.Namespace) -> int:
     out = pathlib.Path(args.out)
     if out.exists() and not out.is_dir():
         raise GpusimError(f"--out {out}: exists and is not a folder")
-    if args.from_ and _is_report(args.from_):
+    if args.from_ and len(args.from_) == 1 and _is_report(args.from_[0]):
         # a report JSON: re-score the sweeps and re-render, no simulation
         from validation import report
 
-        result = report.rescore(report.load_result(args.from_), selected_sweeps)
+        result = report.rescore(report.load_result(args.from_[0]), selected_sweeps)
         paths = report.write(result, out, force=args.force)
         print(f"report: {paths['html']}\nraw JSON: {paths['json']}\n{report.headline(result['summary'])}")
         return 0
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     if args.from_:
         if args.hardware_only:
             raise GpusimError("--hardware-only collects on a GPU; it cannot be combined with --from")
-        hw = hardware.load(args.from_)
+        hw = hardware.load_many(args.from_)
         _progress(f"hardware data: {hw.path} ({len(hw['launches'])} launches on "
                   f"{hw['provenance'].get('gpu_name')})")
     else:
@@ -136,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = report.build(hw, cases=cases if (args.cases or args.sweeps) else None, sweep_names=selected_sweeps,
                           config=base, overrides=overrides, max_threads=args.max_threads, jobs=args.jobs,
-                          progress=_progress)
+                          progress=_progress, tiers=report.TIERS if args.tier == "all" else (args.tier,))
     paths = report.write(result, out, force=args.force)
     s = result["summary"]
     print(f"report: {paths['html']}\nraw JSON: {paths['json']}")
