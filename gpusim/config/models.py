@@ -248,6 +248,9 @@ class GPUConfig(BaseModel):
     launch_overhead_cycles: int = _int(
         "SM cycles a kernel takes beyond its CTAs' work (launch, CTA rasterisation, completion), "
         "added to sm__cycles_elapsed.avg by the timing model", ge=0)
+    cta_dispatch_cycles: float = Field(
+        ..., ge=0, description="SM cycles between two CTAs the GPU-wide block scheduler dispatches (its "
+        "rate limits grids of many short CTAs), cycles per CTA")
     max_threads_per_block: int = _int("threads per block (maxThreadsPerBlock), threads", ge=1)
     max_block_dims: tuple[int, int, int] = Field(..., description="maximum block dimensions (x, y, z), threads")
     max_grid_dims: tuple[int, int, int] = Field(..., description="maximum grid dimensions (x, y, z), blocks")

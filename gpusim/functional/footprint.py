@@ -1,11 +1,12 @@
-"""The global-memory footprint of CTAs: which 32 B sectors each CTA loads, in order.
+"""The global-memory footprint of CTAs: which 32 B sectors each CTA loads and stores, in order.
 
 Owns: :func:`run_footprints`, a functional run of a range of CTAs (exactly as
 :func:`gpusim.functional.launch.run_blocks`) that also returns, per CTA, the
-distinct sectors its global loads touched, each with the ordinal of the CTA's
-load step that touched it first. The sampled timing model uses them
-to let the CTAs of the SMs it does not simulate warm the L2 as they would on
-the whole GPU (:mod:`gpusim.timing.sampling`). Imports numpy, isa and the
+distinct sectors its global loads and stores touched, each with the ordinal of
+the CTA's memory step that touched it first and whether it was a store. The
+sampled timing model uses them to let the CTAs of the SMs it does not simulate
+fill the L2 (clean or dirty) as they would on the whole GPU
+(:mod:`gpusim.timing.sampling`). Imports numpy, isa and the
 functional engine; never simpy or cupy.
 """
 
@@ -22,12 +23,12 @@ from isa.ir import Kernel
 
 __all__ = ["run_footprints"]
 
-_SECTOR_BITS = 35  # sector numbers relative to GLOBAL_BASE: 1 TiB of global memory
+_SECTOR_BITS = 36  # (sector relative to GLOBAL_BASE: 1 TiB of global memory) << 1 | stored
 
 
 class _Recorder(ChunkExecutor):
-    """A chunk executor that keeps the distinct (CTA, sector) pairs of global loads with the step
-    that first loaded each, and the CTAs taking part in each step with global loads."""
+    """A chunk executor that keeps the distinct (CTA, sector, stored) keys of global loads and
+    stores with the step that first touched each, and the CTAs taking part in each such step."""
 
     #: Buffered pairs above which repeats are dropped (bounds memory in long loops, ~ 64 MiB).
     COMPACT = 1 << 22
@@ -44,8 +45,8 @@ class _Recorder(ChunkExecutor):
     def consume_accesses(self) -> None:
         keys = []
         for a in self.accesses:
-            if a.op == "ld" and a.space == "global":
-                sectors = (a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5)
+            if a.op in ("ld", "st") and a.space == "global":
+                sectors = ((a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5) << np.uint64(1)) | np.uint64(a.op == "st")
                 cta = self.block_of[a.lanes].astype(np.uint64) + np.uint64(self.first_block)
                 keys.append((cta << np.uint64(_SECTOR_BITS)) | sectors)
         self.accesses.clear()
@@ -70,14 +71,16 @@ class _Recorder(ChunkExecutor):
         self.buffered = int(first.sum())
         self.limit = max(self.COMPACT, 2 * self.buffered)  # so compacting stays linear overall
 
-    def footprints(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """``{CTA: (sectors in step order, ordinal of the CTA's load step that first loaded each)}``."""
+    def footprints(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``{CTA: (sectors in step order, ordinal of the CTA's memory step that first touched each,
+        whether that was a store)}``."""
         if not self.keys:
             return {}
         self._compact()
         keys, steps = self.keys[0], self.key_steps[0]
         ctas = (keys >> np.uint64(_SECTOR_BITS)).astype(np.int64)
-        sectors = (keys & np.uint64((1 << _SECTOR_BITS) - 1)).astype(np.int64) + GLOBAL_BASE // 32
+        low = (keys & np.uint64((1 << _SECTOR_BITS) - 1)).astype(np.int64)
+        sectors, stored = (low >> 1) + GLOBAL_BASE // 32, (low & 1).astype(bool)
         # Ordinal of a step among the load steps its CTA took part in.
         n_steps = len(self.parts)
         part_cta = np.concatenate(self.parts).astype(np.int64)
@@ -89,22 +92,24 @@ class _Recorder(ChunkExecutor):
         rank = np.arange(code.size) - np.repeat(group_start, np.diff(np.r_[group_start, code.size]))
         ordinal = rank[np.searchsorted(code, ctas * n_steps + steps)]
         order = np.lexsort((sectors, ordinal, ctas))  # by CTA, then step, then sector
-        ctas, sectors, ordinal = ctas[order], sectors[order], ordinal[order]
+        ctas, sectors, ordinal, stored = ctas[order], sectors[order], ordinal[order], stored[order]
         bounds = np.flatnonzero(np.diff(ctas)) + 1
-        return {c: (sec, o) for c, sec, o in zip(ctas[np.r_[0, bounds]].tolist(), np.split(sectors, bounds),
-                                                np.split(ordinal, bounds))}
+        return {c: (sec, o, st) for c, sec, o, st in zip(ctas[np.r_[0, bounds]].tolist(), np.split(sectors, bounds),
+                                                        np.split(ordinal, bounds), np.split(stored, bounds))}
 
 
 def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                    sm_count: int, max_warps: int, max_steps: int, first: int, end: int,
                    counters: tuple[np.ndarray, np.ndarray],
-                   stats: "collections.Counter[str]") -> dict[int, tuple[np.ndarray, np.ndarray]]:
+                   stats: "collections.Counter[str]") -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Execute CTAs ``first .. end - 1`` like :func:`~gpusim.functional.launch.run_blocks` and return
-    their global-load footprints: ``{linear CTA id: (sectors, steps)}``, where ``sectors`` are the
-    distinct 32 B sector numbers (byte address // 32, int64) the CTA's global loads touched, in the
-    order of the CTA's load steps (ascending within a step), and ``steps`` (int64, same length) the
-    ordinal of the CTA's load step (0, 1, ...: steps of the chunked engine in which the CTA executed
-    a global load) that touched each first. CTAs that load nothing are absent.
+    their global-memory footprints: ``{linear CTA id: (sectors, steps, stored)}``, where ``sectors``
+    are the distinct 32 B sector numbers (byte address // 32, int64) the CTA's global loads and
+    stores touched, in the order of the CTA's memory steps (ascending within a step; a sector both
+    loaded and stored appears once for each), ``steps`` (int64, same length) the ordinal of the
+    CTA's memory step (0, 1, ...: steps of the chunked engine in which the CTA executed a global
+    load or store) that touched each first, and ``stored`` (bool) whether that was a store. CTAs
+    that touch no global memory are absent.
 
     Raises:
         gpusim.errors.KernelFault: the first fault (memory written before it stays written).

@@ -7,7 +7,9 @@ first one per SM in SM order, round after round, up to the occupancy limit of
 the configuration (:func:`gpusim.occupancy.max_active_blocks`, the
 ``cuda_occupancy.h`` algorithm); afterwards each finished CTA's SM takes the
 next CTA of the grid ``CTA_LAUNCH_CYCLES`` later, so a grid larger than one
-wave runs in waves. A warp idles only as long as something keeps it from
+wave runs in waves. The block scheduler dispatches one CTA per
+``cta_dispatch_cycles`` GPU-wide (MEAS on the H100), which bounds grids of
+many short CTAs. A warp idles only as long as something keeps it from
 issuing: SimPy wakes schedulers at the cycles they can issue again, so idle
 time is skipped rather than ticked.
 
@@ -65,9 +67,9 @@ class Launch:
             cycle per PTX instruction.
 
     Hooks for the sampler, when set: ``on_retire(cycle, retired, cta)`` after every CTA
-    retirement, ``on_dispatch(cta)`` before a CTA starts, ``on_global_load(cta, j)`` when a warp
-    of ``cta`` issues its ``j``-th global load instruction (it may return a callable to run
-    after the load's own cache accesses).
+    retirement, ``on_dispatch(cta)`` before a CTA starts, ``on_global_access(cta, j)`` when a warp
+    of ``cta`` issues its ``j``-th global load or store instruction (it may return a callable to
+    run after the instruction's own cache accesses).
     """
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
@@ -87,10 +89,11 @@ class Launch:
         carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
         self.next_block = 0
+        self.dispatch_free = 0.0  # the cycle the block scheduler may dispatch the next CTA
         self.blocks = np.arange(grid.n_blocks) if blocks is None else blocks
         self.limit = len(self.blocks)
         self.gpu_sms = gpu_sms or cfg.sm_count
-        self.on_retire = self.on_dispatch = self.on_global_load = None
+        self.on_retire = self.on_dispatch = self.on_global_access = None
         # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
         # warps of a whole group); kernels reading %smid or %warpid get a stepper per CTA.
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
@@ -143,17 +146,29 @@ class Launch:
         elif self.retired == self.next_block:
             self.done.succeed()
 
+    def _dispatch_slot(self):
+        """Wait for the block scheduler: it dispatches one CTA every ``cta_dispatch_cycles`` GPU-wide
+        (MEAS on the H100), so the CTAs of a wave start one after another."""
+        t = max(float(self.env.now), self.dispatch_free)
+        self.dispatch_free = t + self.cfg.cta_dispatch_cycles
+        wait = int(np.ceil(t)) - self.env.now
+        if wait > 0:
+            yield self.env.timeout(wait)
+
     def _dispatch_first_wave(self):
         """After the launch overhead (``launch_overhead_cycles``, MEAS on the H100), fill every SM up
-        to the occupancy limit, one CTA per SM per round."""
+        to the occupancy limit, one CTA per SM per round, at the block scheduler's rate."""
         yield self.env.timeout(self.cfg.launch_overhead_cycles)
         for _ in range(self.occ.blocks_per_sm):
             for sm in self.sms:
                 if self.next_block < self.limit:
-                    self._start_cta(sm, self._take_block(), self.env.now)
+                    b = self._take_block()
+                    yield from self._dispatch_slot()
+                    self._start_cta(sm, b, self.env.now)
 
     def _delayed_start(self, sm: SM, b: int):
         yield self.env.timeout(CTA_LAUNCH_CYCLES)
+        yield from self._dispatch_slot()
         self._start_cta(sm, b, self.env.now)
 
     # ---------------------------------------------------------------- run

@@ -68,6 +68,11 @@ class SectorCache:
         self.capacity = max(1, int(capacity_lines))
         self.lines: collections.OrderedDict[int, list[int]] = collections.OrderedDict()
 
+    @property
+    def full(self) -> bool:
+        """Every line is in use (the next fill of a new line evicts one)."""
+        return len(self.lines) >= self.capacity
+
     def lookup(self, line: int, mask: int) -> int:
         """The sectors of ``mask`` present in ``line`` (a hit refreshes its LRU position)."""
         entry = self.lines.get(line)
@@ -263,23 +268,29 @@ class MemorySystem:
             self._l2_fill(line, mask, True, t)
         return done + serial - 1
 
-    def warm(self, sectors: np.ndarray) -> None:
-        """Sectors that CTAs of SMs not simulated load (sampled timing): make them present in L2
-        as their loads would, misses fetched from DRAM in granules, without holding any server
-        (their bandwidth is not the simulated SMs' share). Counted apart, as
-        ``shadow_dram_read_bytes``; a dirty line evicted is written back as usual."""
+    def warm(self, sectors: np.ndarray, stored: bool = False) -> None:
+        """Sectors that CTAs of SMs not simulated load (``stored`` False) or store (sampled timing):
+        make them present in L2 as their accesses would, load misses fetched from DRAM in granules,
+        stores dirty (written whole, no fetch), without holding any server (their bandwidth is not
+        the simulated SMs' share). Counted apart: ``shadow_dram_read_bytes``, and the write-backs of
+        the dirty lines their fills evict, ``shadow_dram_write_bytes``."""
         lines, masks = _lines(sectors)
         l2 = self.l2
-        dram = 0
+        dram = written = 0
         for line, mask in zip(lines, masks):
-            miss = mask & ~l2.lookup(line, mask)
-            if miss:
+            if stored:
+                ev = l2.fill(line, mask, True)
+            else:
+                miss = mask & ~l2.lookup(line, mask)
+                if not miss:
+                    continue
                 fetch = self._granules(miss)
                 dram += _POPCOUNT[fetch] * self.sector
                 ev = l2.fill(line, fetch)
-                if ev is not None and ev[1]:
-                    self.count["dram_write_bytes"] += _POPCOUNT[ev[1]] * self.sector
+            if ev is not None and ev[1]:
+                written += _POPCOUNT[ev[1]] * self.sector
         self.count["shadow_dram_read_bytes"] += dram
+        self.count["shadow_dram_write_bytes"] += written
 
     # ---------------------------------------------------------------- counters
     def metrics(self) -> dict[str, float]:

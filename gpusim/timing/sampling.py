@@ -129,6 +129,8 @@ class SamplingInfo:
         spread_pct: half the relative spread of the extrapolation window's wave durations, applied to
             the extrapolated cycles, in percent of the estimate (0 where nothing was extrapolated).
         exact, estimated: metric name patterns that are exact / estimated (:data:`EXACT`, :data:`ESTIMATED`).
+        warmup_ctas: CTAs before the sampled waves whose recorded accesses only filled the L2
+            (:func:`run_sampled`: grids touching more memory than the L2 holds), 0 if none.
     """
 
     method: str
@@ -143,12 +145,14 @@ class SamplingInfo:
     spread_pct: float = 0.0
     exact: tuple = ()
     estimated: tuple = ()
+    warmup_ctas: int = 0
 
     def __str__(self) -> str:
         if self.method == "detailed":
             return f"detailed ({self.reason})" if self.reason else "detailed"
         return (f"{self.method}: {self.sms_simulated}/{self.sms} SMs, {self.ctas_simulated:,}/{self.ctas:,} CTAs "
-                f"({100 * self.fraction:.1f} %), {self.waves_simulated:.1f} waves, +/-{self.spread_pct:.1f} %")
+                f"({100 * self.fraction:.1f} %), {self.waves_simulated:.1f} waves, +/-{self.spread_pct:.1f} %"
+                + (f", after {self.warmup_ctas:,} CTAs filled the L2" if self.warmup_ctas else ""))
 
 
 def plan(kernel: Kernel, grid: Grid, cfg: GPUConfig, occ: OccupancyResult, policy: Policy | None,
@@ -175,13 +179,18 @@ def plan(kernel: Kernel, grid: Grid, cfg: GPUConfig, occ: OccupancyResult, polic
 
 class _Waves:
     """Watches a slice's retirements: marks every wave's end with a snapshot of the additive
-    timing counters, and stops dispatching once the wave durations are stable."""
+    timing counters, and stops dispatching once the wave durations are stable. A kernel that
+    stores to global memory is not stopped before its ``window`` waves after the L2 filled up:
+    until then no dirty line is evicted, so no write-back takes DRAM bandwidth, and the early
+    waves are faster than the rest of the grid's (a 2^24-float copy on the H100: 52,195 cycles
+    extrapolated from 4 waves with an L2 still filling)."""
 
-    def __init__(self, launch: Launch, wave: int, policy: Policy, shadows: "_Shadows"):
+    def __init__(self, launch: Launch, wave: int, policy: Policy, shadows: "_Shadows", stores: bool = False):
         self.launch, self.wave, self.policy, self.shadows = launch, wave, policy, shadows
         self.ends: list[int] = []
         self.snaps: list[dict] = []
         self.stopped = False
+        self.full_at = None if stores else 0  # the wave at whose end the L2 was full
         launch.on_retire = self
 
     def __call__(self, now: int, retired: int, cta: int) -> None:
@@ -192,7 +201,11 @@ class _Waves:
         self.snaps.append(_additive(self.launch, self.shadows))
         p = self.policy
         waves = len(self.ends)
+        if self.full_at is None and self.launch.mem.l2.full:
+            self.full_at = waves
         if waves < p.min_waves or self.launch.limit - self.launch.next_block < self.wave:
+            return
+        if waves < p.max_waves and (self.full_at is None or waves - self.full_at < p.window):
             return
         d = np.diff(self.ends)[-p.window:]
         if waves >= p.max_waves or (d.max() - d.min()) <= p.tolerance * d.mean():
@@ -201,13 +214,14 @@ class _Waves:
 
 
 class _Shadows:
-    """Lets the CTAs of the SMs not simulated warm the slice's L2 (:meth:`MemorySystem.warm`).
+    """Lets the CTAs of the SMs not simulated fill the slice's L2 (:meth:`MemorySystem.warm`).
 
     The ``N - k`` shadow CTAs of each round (CTAs ``r*N .. r*N + N-1``, one per SM, which start
     together on the whole GPU) are dealt evenly to the slice's ``k`` CTAs of that round, and each
-    shadow loads in lockstep with its slice CTA: when the slice CTA's first warp issues its
-    ``j``-th global load, the sectors its shadows first loaded in their ``j``-th load step go
-    into the L2 (the rest when the slice CTA retires). Which CTA of a group sharing a sector
+    shadow accesses memory in lockstep with its slice CTA: when a warp of the slice CTA issues
+    its ``j``-th global load or store, the sectors its shadows first touched in their ``j``-th
+    memory step go into the L2, loaded ones clean and stored ones dirty, so that their fills
+    evict (and write back) lines as on the whole GPU (the rest when the slice CTA retires). Which CTA of a group sharing a sector
     loads it first is a race on the GPU; here the slice CTA goes first in one step of
     ``shadows + 1`` (a fixed hash of CTA and step), so it misses on shared data about as often
     as any of them does."""
@@ -215,8 +229,8 @@ class _Shadows:
     def __init__(self, launch: Launch, footprints: dict, sms: int, k: int, limit: int):
         self.mem, self.footprints, self.sms, self.k, self.limit = launch.mem, footprints, sms, k, limit
         self.covered = 0   # shadow CTAs dealt to slice CTAs started so far
-        self.active: dict[int, list] = {}  # slice CTA -> [followers [(sectors, steps, next index)], count, steps done]
-        launch.on_dispatch, launch.on_global_load = self.dispatch, self.load
+        self.active: dict[int, list] = {}  # slice CTA -> [followers [[sectors, steps, stored, next index]], count, steps done]
+        launch.on_dispatch, launch.on_global_access = self.dispatch, self.access
 
     def dispatch(self, b: int) -> None:
         r, s = divmod(b, self.sms)
@@ -227,44 +241,55 @@ class _Shadows:
         self.covered += hi - lo
         self.active[b] = [followers, hi - lo, -1]
 
-    def _take(self, followers: list, upto: float) -> np.ndarray | None:
-        parts = []
+    def _take(self, followers: list, upto: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """The followers' (loaded, stored) sectors of their steps up to ``upto``, not taken before."""
+        parts, stored = [], []
         for f in followers:
-            sec, steps, i = f
+            sec, steps, st, i = f
             j = int(np.searchsorted(steps, upto, side="right")) if upto != np.inf else sec.size
             if j > i:
                 parts.append(sec[i:j])
-                f[2] = j
+                stored.append(st[i:j])
+                f[3] = j
         if not parts:
             return None
-        return parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+        sec, st = np.concatenate(parts), np.concatenate(stored)
+        return np.unique(sec[~st]), np.unique(sec[st])
 
-    def load(self, cta: int, step: int):
-        """A warp of slice CTA ``cta`` issues its ``step``-th global load: warm the L2 with its
-        shadows' loads of that step, now or (returned as a callable) after the slice CTA's own."""
+    def _warm(self, taken: tuple[np.ndarray, np.ndarray]) -> None:
+        loads, stores = taken
+        if loads.size:
+            self.mem.warm(loads)
+        if stores.size:
+            self.mem.warm(stores, stored=True)
+
+    def access(self, cta: int, step: int):
+        """A warp of slice CTA ``cta`` issues its ``step``-th global load or store: its shadows'
+        accesses of that step enter the L2, now or (returned as a callable) after the slice CTA's own."""
         st = self.active.get(cta)
         if st is None or step <= st[2]:
             return None
         st[2] = step
-        sectors = self._take(st[0], step)
-        if sectors is None:
+        taken = self._take(st[0], step)
+        if taken is None:
             return None
         if (cta * 2654435761 + step * 40503) % (st[1] + 1) == 0:
-            return lambda: self.mem.warm(sectors)
-        self.mem.warm(sectors)
+            return lambda: self._warm(taken)
+        self._warm(taken)
         return None
 
     def retire(self, cta: int) -> None:
         st = self.active.pop(cta, None)
         if st is not None:
-            sectors = self._take(st[0], np.inf)
-            if sectors is not None:
-                self.mem.warm(sectors)
+            taken = self._take(st[0], np.inf)
+            if taken is not None:
+                self._warm(taken)
 
 
 #: Counters that the shadow CTAs add to (extrapolated per CTA covered, slice or shadow): DRAM
-#: reads of global loads. The rest of the DRAM reads (local memory, atomics) are the slice's own.
-_COVERED = ("dram_read_global_ld",)
+#: reads of global loads, and DRAM writes (write-backs of the dirty lines that any fill of the
+#: shared L2 evicts). The rest of the DRAM reads (local memory, atomics) are the slice's own.
+_COVERED = ("dram_read_global_ld", "dram_write_bytes")
 
 
 def _additive(launch: Launch, shadows: _Shadows) -> dict:
@@ -275,6 +300,7 @@ def _additive(launch: Launch, shadows: _Shadows) -> dict:
     ld = out.pop("dram_read_bytes_global_ld", 0)
     out["dram_read_bytes"] = out.get("dram_read_bytes", 0) - ld
     out["dram_read_global_ld"] = ld + out.pop("shadow_dram_read_bytes", 0)
+    out["dram_write_bytes"] = out.get("dram_write_bytes", 0) + out.pop("shadow_dram_write_bytes", 0)
     totals = [sum(col) for col in zip(*launch.stalls)]
     out.update({("stall", r): v for r, v in zip(REASONS, totals)})
     out["branches"], out["divergent_branches"] = launch.branches, launch.divergent_branches
@@ -310,22 +336,28 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     counters = (np.zeros(len(kernel.instrs) + 1, np.int64), np.zeros(len(kernel.instrs) + 1, np.int64))
     stats = memory_counters()
     rounds = (policy.max_waves + 2) * B + 1
-    cover = min(n, rounds * N)
-    footprints = run_footprints(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps,
-                                0, cover, counters, stats)
+    footprints, start, cover = _record(kernel, grid, params, memory, dynamic_shared, cfg, max_steps, counters, stats,
+                                       rounds)
     run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, cover, n,
                counters, stats)
-    # 2. The slice: k SMs with their share of the L2 and DRAM bandwidth, the other SMs' CTAs as shadows.
+    # 2. The slice: k SMs with their share of the L2 and DRAM bandwidth and of the block scheduler's
+    #    dispatch rate, the other SMs' CTAs as shadows.
     #    (The slice's share of the CTAs instead of k / N was tried: local_hist8 +3.4 % -> +0.6 %,
     #    matmul_naive at 256, 64 CTAs, -2.5 % -> -8.4 % against the detailed engine.)
     scale = k / N
     sliced = cfg.with_overrides({"sm_count": k,
                                  "l2.bandwidth_bytes_per_s": cfg.l2.bandwidth_bytes_per_s * scale,
-                                 "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale})
+                                 "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale,
+                                 "cta_dispatch_cycles": cfg.cta_dispatch_cycles / scale})
     launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
-                    blocks=blocks[blocks < cover], gpu_sms=N, sass=sass)
+                    blocks=blocks[(blocks >= start) & (blocks < cover)], gpu_sms=N, sass=sass)
     shadows = _Shadows(launch, footprints, N, k, cover)
-    waves = _Waves(launch, wave, policy, shadows)
+    for c in range(start):  # the CTAs before the sampled waves only fill the L2, in grid order
+        if c in footprints:
+            sectors, _, stored = footprints.pop(c)
+            shadows._warm((np.unique(sectors[~stored]), np.unique(sectors[stored])))
+    launch.mem.count.clear()
+    waves = _Waves(launch, wave, policy, shadows, stores=any(f[2].any() for f in footprints.values()))
     t_sim = launch.run()
     del snapshot, footprints
     m = launch.next_block
@@ -342,9 +374,40 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     res.metrics["smsp__thread_inst_executed.sum"] = int(threads.sum())
     res.cycles = cycles
     res.sampling = SamplingInfo(method, "", k, N, m, n, m / n, m / wave,
-                                [int(x) for x in np.diff(waves.ends)], spread, EXACT, ESTIMATED)
+                                [int(x) for x in np.diff(waves.ends)], spread, EXACT, ESTIMATED, start)
     res.host_seconds = time.perf_counter() - t0
     return res
+
+
+def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
+            cfg: GPUConfig, max_steps: int, counters, stats, rounds: int) -> tuple[dict, int, int]:
+    """Run CTAs functionally from the first, recording their footprints, up to ``rounds`` rounds (of
+    one CTA per SM) past the CTA where the slice starts: the first of the round after the grid's
+    distinct sectors so far exceed the L2's capacity (so that the sampled waves see the L2 in its
+    steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more.
+    Returns ``(footprints, the CTA where the slice starts, the end of the CTAs recorded)``."""
+    N, n = cfg.sm_count, grid.n_blocks
+    capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
+    footprints: dict = {}
+    seen: set[int] = set()
+    start, end = None, 0
+    while end < n:
+        stop = min(n, (end if start is None else start) + rounds * N)
+        if stop <= end:
+            break
+        footprints.update(run_footprints(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps,
+                                         max_steps, end, stop, counters, stats))
+        for c in range(end, stop) if start is None else ():
+            fp = footprints.get(c)
+            if fp is not None:
+                seen.update(fp[0].tolist())
+                if len(seen) > capacity:
+                    start = -(-(c + 1) // N) * N
+                    break
+        end = stop
+    if start is None or start >= n:
+        start = 0
+    return footprints, start, end
 
 
 def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n: int, window: int,

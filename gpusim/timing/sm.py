@@ -143,7 +143,7 @@ class Warp:
     """
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
-                 "timed", "done", "lanes", "waiting", "loads")
+                 "timed", "done", "lanes", "waiting", "mem_steps")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: "Launch"):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -156,7 +156,7 @@ class Warp:
         self.done = False
         self.lanes = min(32, launch.grid.threads_per_block - 32 * wid)
         self.waiting = False
-        self.loads = 0  # global load instructions issued (for the sampler's shadow CTAs)
+        self.mem_steps = 0  # global load and store instructions issued (for the sampler's shadow CTAs)
 
 
 class Scheduler:
@@ -448,9 +448,10 @@ class SM:
         mem = launch.mem
         done = now + w.timed.latency
         after = None
-        if launch.on_global_load is not None and any(a.op == "ld" and a.space == "global" for a in accesses):
-            after = launch.on_global_load(w.cta.block, w.loads)
-            w.loads += 1
+        if launch.on_global_access is not None and any(a.op in ("ld", "st") and a.space == "global"
+                                                       for a in accesses):
+            after = launch.on_global_access(w.cta.block, w.mem_steps)
+            w.mem_steps += 1
         for acc in accesses:
             if acc.space == "shared":
                 wf = acc.wavefronts

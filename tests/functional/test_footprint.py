@@ -36,9 +36,13 @@ def test_footprints_are_the_tiles_each_cta_loads_in_step_order_and_the_run_is_fu
         bx, by = cta % 4, cta // 4
         rows_a = {(a.data.ptr + 4 * (r * n + col)) // 32 for r in range(16 * by, 16 * by + 16) for col in range(n)}
         cols_b = {(b.data.ptr + 4 * (r * n + col)) // 32 for r in range(n) for col in range(16 * bx, 16 * bx + 16)}
-        sectors, steps = fp[cta]
-        assert set(sectors.tolist()) == rows_a | cols_b and len(sectors) == len(rows_a | cols_b)
-        assert np.all(np.diff(steps) >= 0) and steps.max() == 7  # 4 tiles x (A, B)
+        sectors, steps, stored = fp[cta]
+        tile_c = {(c.data.ptr + 4 * (r * n + col)) // 32 for r in range(16 * by, 16 * by + 16)
+                  for col in range(16 * bx, 16 * bx + 16)}
+        assert set(sectors[~stored].tolist()) == rows_a | cols_b and (~stored).sum() == len(rows_a | cols_b)
+        assert set(sectors[stored].tolist()) == tile_c and stored.sum() == len(tile_c)
+        assert np.all(np.diff(steps) >= 0) and steps.max() == 8  # 4 tiles x (A, B), then C
+        assert np.all(steps[stored] == 8) and np.all(steps[~stored] < 8)
         first_a = {(a.data.ptr + 4 * (r * n + col)) // 32 for r in range(16 * by, 16 * by + 16) for col in range(16)}
         assert set(sectors[steps == 0].tolist()) == first_a  # the first load step: A's first tile
     # The recording run is a functional run: same results and counters as run_functional.

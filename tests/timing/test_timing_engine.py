@@ -196,7 +196,8 @@ def test_events_tile_each_warps_cycles_and_sum_to_the_stall_counters():
 def test_multi_wave_launch_runs_every_cta_exactly_once():
     # 2 SMs x 32 resident CTAs (the H100's block limit): CTAs retire within a few cycles of each
     # other, and each retirement starts the next CTA of the grid on its SM. 200 CTAs = 4 waves.
-    r = _launch("independent", 200, 32, record_events=True, overrides={"sm_count": 2})
+    # (An unlimited block scheduler, so that the two SMs retire and refill in step.)
+    r = _launch("independent", 200, 32, record_events=True, overrides={"sm_count": 2, "cta_dispatch_cycles": 0})
     blocks = sorted(s[0] for s in r.cta_spans)
     assert blocks == list(range(200))
     assert r.metrics["gpusim__ptx_inst_executed.sum"] == 200 * 11
