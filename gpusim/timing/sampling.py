@@ -337,7 +337,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     stats = memory_counters()
     rounds = (policy.max_waves + 2) * B + 1
     footprints, start, cover = _record(kernel, grid, params, memory, dynamic_shared, cfg, max_steps, counters, stats,
-                                       rounds)
+                                       rounds, (policy.min_waves + 1) * B * N)
     run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, cover, n,
                counters, stats)
     # 2. The slice: k SMs with their share of the L2 and DRAM bandwidth and of the block scheduler's
@@ -380,11 +380,12 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
 
 
 def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-            cfg: GPUConfig, max_steps: int, counters, stats, rounds: int) -> tuple[dict, int, int]:
+            cfg: GPUConfig, max_steps: int, counters, stats, rounds: int, keep: int) -> tuple[dict, int, int]:
     """Run CTAs functionally from the first, recording their footprints, up to ``rounds`` rounds (of
     one CTA per SM) past the CTA where the slice starts: the first of the round after the grid's
     distinct sectors so far exceed the L2's capacity (so that the sampled waves see the L2 in its
-    steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more.
+    steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more or
+    fewer than ``keep`` CTAs would follow (a grid-stride kernel's few CTAs each touch much).
     Returns ``(footprints, the CTA where the slice starts, the end of the CTAs recorded)``."""
     N, n = cfg.sm_count, grid.n_blocks
     capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
@@ -405,7 +406,7 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
                     start = -(-(c + 1) // N) * N
                     break
         end = stop
-    if start is None or start >= n:
+    if start is None or n - start < keep:
         start = 0
     return footprints, start, end
 
