@@ -68,6 +68,10 @@ class SectorCache:
         self.capacity = max(1, int(capacity_lines))
         self.lines: collections.OrderedDict[int, list[int]] = collections.OrderedDict()
 
+    def dirty_sectors(self) -> int:
+        """Sectors held dirty (written, not yet written back)."""
+        return sum(_POPCOUNT[d] for _, d in self.lines.values())
+
     @property
     def full(self) -> bool:
         """Every line is in use (the next fill of a new line evicts one)."""

@@ -365,6 +365,10 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     slice_metrics = launch.metrics(t_sim)
 
     cycles, est, spread, method = _extrapolate(waves, final, t_sim, m, len(blocks), n, policy.window, wave)
+    if method == "sm_slice+waves" and "dram_write_bytes" in est:
+        # Write-backs go on at the steady rate until the last CTA; what the L2 then holds dirty
+        # (as much as at the slice's end, the L2 being in the same state) is never written.
+        est["dram_write_bytes"] = max(0.0, est["dram_write_bytes"] - launch.mem.l2.dirty_sectors() * cfg.l2.sector_bytes)
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
     warps, threads = counters
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]

@@ -242,3 +242,13 @@ def test_clock_reads_return_the_issue_cycle_of_each_warp():
     got = out.get().reshape(5, 32)
     assert all((got[w] == issued[w]).all() for w in range(5))
     assert issued[0] != issued[4]
+
+
+def test_the_block_scheduler_dispatches_one_cta_per_cta_dispatch_cycles():
+    # 'independent' compiles to a lone EXIT (ptxas folds its dead adds), so a grid of many CTAs is
+    # bound by the block scheduler: 1.2 cycles per CTA on the H100 (configs/h100.toml, MEAS).
+    def cycles(grid, **ov):
+        return _launch("independent", grid, 32, overrides=ov).cycles
+    assert cycles(8192) - cycles(4096) == pytest.approx(4096 * 1.2, rel=0.02)
+    assert cycles(8192, cta_dispatch_cycles=2.4) - cycles(4096, cta_dispatch_cycles=2.4) == pytest.approx(
+        4096 * 2.4, rel=0.02)
