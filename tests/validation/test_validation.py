@@ -57,6 +57,37 @@ def test_ordering_ignores_hardware_ties_and_names_swaps():
     assert not bad["same"] and bad["disagreements"] == [(1, 2)]
 
 
+def test_best_constant_and_tier_scores():
+    hw = [5000.0, 6000.0, 60000.0]
+    c, mae = score.best_constant(hw)
+    # brute force over a fine grid: no constant does better than the one returned
+    grid = np.linspace(1000, 70000, 69001)
+    brute = min(100 * np.mean([abs(g - h) / h for h in hw]) for g in grid)
+    assert c in hw and mae == pytest.approx(brute, abs=1e-3)
+    t = score.tier_stats([5500.0, 6000.0, 30000.0], hw, overhead=4400)
+    assert t["best_constant_mae_pct"] == pytest.approx(mae)
+    assert t["mae_ratio_to_best_constant"] == pytest.approx(t["mae_pct"] / mae)
+    # beyond the overhead: |5500-5000|/600, 0, |30000-60000|/55600
+    assert t["beyond_overhead_n"] == 3
+    assert t["beyond_overhead_mae_pct"] == pytest.approx(100 * (500 / 600 + 0 + 30000 / 55600) / 3)
+
+
+def test_tiers_and_merged_bundles():
+    small = [{"grid": [4, 1, 1], "block": [256, 1, 1]}]
+    assert report.tier_of("reduce_v0", 3000, small) == "small"
+    assert report.tier_of("reduce_v0", 1 << 24, small) == "scale"  # its SCALE_SIZES entry
+    assert report.tier_of("reduce_v0", 65536, [{"grid": [1024, 1, 1], "block": [256, 1, 1]}]) == "scale"
+    both = hardware.load_many([HW_FILE, H100 / "scale_tier"])
+    runs = report.hardware_runs(both)
+    tiers = {report.tier_of(c, n, v) for (c, n), v in runs.items()}
+    assert tiers == {"small", "scale"}
+    assert ("reduce_v0", 1 << 24) in runs and ("reduce_v0", 3000) in runs
+    assert both["provenance"]["merged_from"] and len(both["occupancy"]) == len(
+        {(o["ptx"], o["kernel"], o["block_threads"], o["dynamic_smem"]) for o in both["occupancy"]})
+    only_small = report.hardware_runs(both, tiers=("small",))
+    assert all(report.tier_of(c, n, v) == "small" for (c, n), v in only_small.items())
+
+
 # --------------------------------------------------------------------------- inputs and errors
 
 
