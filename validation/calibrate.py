@@ -14,7 +14,13 @@ Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
   writing 2x the L2 size elsewhere; TLB misses included) -- cycles per load;
 * a chain of 4096 dependent ``fmaf`` -- cycles per FMA;
 * copy bandwidth: a 1 GiB device-to-device ``cupy`` copy, CUDA events, median of 10:
-  (bytes read + bytes written) / seconds.
+  (bytes read + bytes written) / seconds;
+* the block scheduler's dispatch rate: empty kernels of 16,896 and 135,168 CTAs of 32
+  threads, CUDA events, median of 10 each: the difference in seconds times the SM clock over
+  the difference in CTAs (on the H100 1.19 cycles per CTA, as ``ncu``'s
+  ``sm__cycles_elapsed.avg`` of the same grids gives: ``validation/reports/h100/launch_overhead``).
+  The launch overhead itself is shorter than the events' resolution and needs ``ncu``
+  (``validation/probes/launch_overhead.py``).
 
 The override file is TOML::
 
@@ -87,6 +93,8 @@ extern "C" __global__ void fma_chain(float* x, int steps, long long* cycles) {
     long long t1 = clock64();
     x[3] = a; cycles[0] = t1 - t0;
 }
+// nothing: a grid of these measures the block scheduler's dispatch rate
+extern "C" __global__ void empty() {}
 """
 
 #: configuration field -> (measurement key, how the value is derived)
@@ -102,9 +110,12 @@ FIELDS = {
     "clock_hz": ("clock_hz", "cudaDevAttrClockRate (maximum SM clock)"),
     "sm_count": ("sm_count", "multiProcessorCount"),
     "l2.size_bytes": ("l2_bytes", "l2CacheSize"),
+    "cta_dispatch_cycles": ("cta_dispatch_cycles", "empty kernels of 16,896 and 135,168 32-thread CTAs: "
+                                                   "difference of median CUDA-event times x SM clock / 118,272 CTAs"),
 }
 
-_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}")}
+_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
+          "cta_dispatch_cycles": lambda v: round(v, 2)}
 
 
 def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
@@ -201,6 +212,24 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     res["copy_seconds_median"] = statistics.median(times)
     res["copy_bytes_per_s"] = 2 * nbytes / res["copy_seconds_median"]
     progress(f"copy: {res['copy_bytes_per_s'] / 1e12:.3f} TB/s (read + write)")
+    # the block scheduler: empty grids of 128 and 1,024 32-thread CTAs per SM of the H100
+    f = mod.get_function("empty")
+    grids = (16_896, 135_168)
+    secs = []
+    for grid in grids:
+        for _ in range(3):
+            f((grid,), (32,), ())
+        times = []
+        for _ in range(10):
+            start.record()
+            f((grid,), (32,), ())
+            end.record()
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+        secs.append(statistics.median(times))
+    res["empty_grid_seconds"] = dict(zip(map(str, grids), secs))
+    res["cta_dispatch_cycles"] = (secs[1] - secs[0]) * res["clock_hz"] / (grids[1] - grids[0])
+    progress(f"block scheduler: {res['cta_dispatch_cycles']:.2f} cycles per CTA")
     return res
 
 
