@@ -240,10 +240,11 @@ def parse_ptxas_output(text: str, arch: str) -> dict[str, ResourceUsage]:
     return usage
 
 
-def _cache_dir() -> Path:
+def _cache_dir(name: str = "ptxas") -> Path:
+    """``$GPUSIM_CACHE_DIR/<name>`` (default ``~/.cache/gpusim/<name>``)."""
     root = os.environ.get("GPUSIM_CACHE_DIR")
     base = Path(root).expanduser() if root else Path.home() / ".cache" / "gpusim"
-    return base / "ptxas"
+    return base / name
 
 
 def _ptxas_identity(exe: str) -> str:

@@ -32,6 +32,7 @@ Must not import: simpy, cupy, or gpusim modules other than :mod:`gpusim.errors`,
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -42,7 +43,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from gpusim.ptxas import PtxasError, _arch_name, _ptxas_identity, _require_ptxas, find_tool
+from gpusim.ptxas import (PtxasError, PtxasNotFoundError, _arch_name, _cache_dir, _ptxas_identity, _require_ptxas,
+                          find_tool)
 
 __all__ = ["SassInstr", "KernelSass", "find_nvdisasm", "sass_listing", "sass_per_pc", "kernel_sass", "from_table",
            "expansion_table", "measure_table", "table_key", "EXPANSION_FILE"]
@@ -84,7 +86,7 @@ _RE_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9
 
 def parse_listing(text: str) -> dict[str, list[SassInstr]]:
     """Parse ``nvdisasm -gp -c`` output into each kernel's SASS instructions, in address order."""
-    raw: dict[str, list[tuple[int, str, int, str]]] = {}
+    raw: dict[str, list[tuple[int, str, int, bool]]] = {}
     current: list | None = None
     line = 0
     for row in text.splitlines():
@@ -108,12 +110,6 @@ def parse_listing(text: str) -> dict[str, list[SassInstr]]:
     return out
 
 
-def _cache_dir() -> Path:
-    root = os.environ.get("GPUSIM_CACHE_DIR")
-    base = Path(root).expanduser() if root else Path.home() / ".cache" / "gpusim"
-    return base / "sass"
-
-
 def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool = True) -> dict[str, list[SassInstr]]:
     """Each kernel's SASS instructions as ptxas emits them for ``arch`` (``"sm_90"``).
 
@@ -130,8 +126,6 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
     exe = _require_ptxas(None)
     dis = find_nvdisasm()
     if dis is None:
-        from gpusim.ptxas import PtxasNotFoundError
-
         raise PtxasNotFoundError("nvdisasm not found: `pip install nvidia-cuda-nvdisasm`, put nvdisasm on PATH "
                                  "or set GPUSIM_NVDISASM=/path/to/nvdisasm")
     data = ptx.encode()
@@ -139,7 +133,7 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
                                       _ptxas_identity(dis).encode()])).hexdigest()
     if use_cache and key in _memory_cache:
         return _memory_cache[key]
-    cache_file = _cache_dir() / f"{key}.json"
+    cache_file = _cache_dir("sass") / f"{key}.json"
     if use_cache:
         try:
             stored = json.loads(cache_file.read_text())
@@ -241,8 +235,6 @@ def sass_per_pc(kernel, listing: list[SassInstr]) -> KernelSass:
     """Map ``listing`` (:func:`sass_listing` of the text ``kernel``, an
     :class:`isa.ir.Kernel`, was parsed from) onto the kernel's PCs by the rules of the module
     docstring; out-of-line code is left out."""
-    import bisect
-
     lines = [ins.loc.line for ins in kernel.instrs]
     ops: list[list[str]] = [[] for _ in lines]
     guarded = [0] * len(lines)

@@ -66,6 +66,7 @@ from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import reads_specials
 from gpusim.occupancy import OccupancyResult
 from gpusim.errors import LaunchError
+from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
 from gpusim.timing.sm import REASONS
 from isa.ir import Kernel
