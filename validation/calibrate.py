@@ -105,8 +105,8 @@ FIELDS = {
     "dram.latency_cycles": ("dram_chase_cycles", "__ldcg chase of a random ring of 128 B lines over 1 GiB, L2 "
                                                  "flushed by writing 2x its size first (TLB misses included)"),
     "sm.units.fma.latency": ("fma_chain_cycles", "chain of 4096 dependent fmaf"),
-    "dram.bandwidth_bytes_per_s": ("copy_bytes_per_s", "1 GiB device-to-device copy, (read + written bytes) / "
-                                                       "median CUDA-event time of 10; an achieved rate, not the peak"),
+    "dram.efficiency": ("copy_bytes_per_s", "1 GiB device-to-device copy, (read + written bytes) / median "
+                                            "CUDA-event time of 10, over the base configuration's peak bandwidth"),
     "clock_hz": ("clock_hz", "cudaDevAttrClockRate (maximum SM clock)"),
     "sm_count": ("sm_count", "multiProcessorCount"),
     "l2.size_bytes": ("l2_bytes", "l2CacheSize"),
@@ -114,7 +114,7 @@ FIELDS = {
                                                    "difference of median CUDA-event times x SM clock / 118,272 CTAs"),
 }
 
-_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
+_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.efficiency": lambda v: round(v, 3),
           "cta_dispatch_cycles": lambda v: round(v, 2)}
 
 
@@ -233,12 +233,17 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     return res
 
 
-def overrides_from(measured: dict) -> dict:
-    """{dotted config path: value} from :func:`measure`'s result (latencies rounded to cycles)."""
+def overrides_from(measured: dict, base: str = "h100") -> dict:
+    """{dotted config path: value} from :func:`measure`'s result (latencies rounded to cycles; the
+    copy rate as a fraction of ``base``'s peak DRAM bandwidth, at most 1)."""
+    from gpusim import config as gpu_config
+
+    peak = gpu_config.load(base).dram.bandwidth_bytes_per_s
     out = {}
     for path, (key, _) in FIELDS.items():
         if key in measured and measured[key] is not None:
-            out[path] = _ROUND.get(path, lambda v: int(round(v)))(measured[key])
+            value = min(1.0, measured[key] / peak) if path == "dram.efficiency" else measured[key]
+            out[path] = _ROUND.get(path, lambda v: int(round(v)))(value)
     return out
 
 
@@ -257,7 +262,7 @@ def write_overrides(path: str | os.PathLike, measured: dict, base: str = "h100",
     p = pathlib.Path(path)
     if p.exists() and not force:
         raise GpusimError(f"--out {p}: the file exists; pass --force to replace it")
-    ov = overrides_from(measured)
+    ov = overrides_from(measured, base)
     gpu_config.load(base).with_overrides(ov)  # raises ConfigError naming the field if one is off
     prov = measured.get("provenance", {})
     lines = [f"# gpusim calibrate: config overrides measured on {prov.get('gpu_name')} "

@@ -52,5 +52,5 @@ def run(args: argparse.Namespace) -> int:
     out = calibrate.write_overrides(args.out, measured, base=args.base, force=True)
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(measured, indent=1) + "\n")
-    print(f"wrote {out}: {', '.join(f'{k}={v}' for k, v in calibrate.overrides_from(measured).items())}")
+    print(f"wrote {out}: {', '.join(f'{k}={v}' for k, v in calibrate.overrides_from(measured, args.base).items())}")
     return 0

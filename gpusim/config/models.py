@@ -224,6 +224,8 @@ class DRAMSpec(BaseModel):
     model_config = _FROZEN
 
     bandwidth_bytes_per_s: float = Field(..., gt=0, description="peak DRAM bandwidth, bytes per second")
+    efficiency: float = Field(..., gt=0, le=1, description="fraction of the peak bandwidth the timing model's DRAM "
+                              "server sustains (refresh, row and read/write turnarounds), 0-1")
     latency_cycles: int = _int("load-to-use latency of a global load that misses L1 and L2, SM cycles", ge=1)
     access_granularity_bytes: int = _int("smallest DRAM transfer seen from L2, bytes", ge=1)
     bus_width_bits: int = _int("memory interface width, bits", ge=1)
