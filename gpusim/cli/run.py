@@ -109,6 +109,7 @@ def _run_suite(args: argparse.Namespace) -> int:
         args.n = TIMING_REDUCTION_N
     print(f"gpusim {gpusim.__version__}: {what} on {dev.config.name} ({args.mode} mode)\n")
     rows, failed = [], 0
+    costs: set[str] = set()
     with dev:
         for case in cases:
             t0 = time.perf_counter()
@@ -124,10 +125,14 @@ def _run_suite(args: argparse.Namespace) -> int:
             if timing:
                 row += _timing_columns(r.launches) + [_sampling(r.launches)]
             rows.append(tuple(row + [round(seconds, 3)]))
+            costs |= {x.costs for x in r.launches}
     heads = ["kernel", "n", "grid x block", "dyn smem B", "launches", "check vs numpy oracle", "warp inst", "thread inst"]
     print(format_table(heads + (_TIMING_HEADS if timing else []) + ["host s"], rows))
+    source = {"ptxas": "the SASS ptxas makes of each PTX instruction", "table": "gpusim's per-opcode table (no "
+              "ptxas/nvdisasm found)", "ptx": "PTX instructions"}
     print(f"\n{len(rows) - failed} of {len(rows)} kernels match their oracle. "
-          f"Instructions are Nsight Compute's smsp__inst_executed.sum / smsp__thread_inst_executed.sum.")
+          f"Instructions are Nsight Compute's smsp__inst_executed.sum / smsp__thread_inst_executed.sum, counted in "
+          f"{' and '.join(source.get(c, c) for c in sorted(costs))}.")
     if timing:
         print("Timing columns (summed over a case's launches; rates of the first launch): sm__cycles_elapsed.avg, "
               "sm__warps_active.avg.pct_of_peak_sustained_active, l1tex__t_sector_hit_rate.pct, "
