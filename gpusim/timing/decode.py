@@ -127,13 +127,13 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     queue = "mio" if space == "shared" else "lg" if space and space not in ("param", "const") else ""
     latency, slots, skip = spec.latency, 1, 0
     if sass is not None:
-        ops = sass.ops[ins.index]
-        slots = max(len(ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
+        sass_ops = sass.ops[ins.index]
+        slots = max(len(sass_ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
         skip = sass.skipped_slots(ins.index)
-        if not ops and slots == 0:
+        if slots == 0:
             latency = 0  # folded into the instructions that use its result
-        elif len(ops) > 1 and not space:
-            units = [sass_unit(o) for o in ops]
+        elif len(sass_ops) > 1 and not space:
+            units = [sass_unit(o) for o in sass_ops]
             if unit in units:
                 units.remove(unit)
             else:

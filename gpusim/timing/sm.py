@@ -12,8 +12,10 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
 
 * Warps go to schedulers by warp slot modulo ``sm.scheduler.count`` (§1, JIA18).
   Each scheduler issues at most ``issue_width`` instructions per cycle (§1,
-  PG-MP) from its warps, chosen by the config's policy: ``gto`` (greedy: the
-  last issued warp while it can issue, then the oldest), ``lrr`` (loose round
+  PG-MP) from its warps (SASS instructions: a PTX instruction takes one cycle
+  per SASS instruction ptxas makes of it, none when folded; see
+  :mod:`gpusim.timing.decode`), chosen by the config's policy: ``gto``
+  (greedy: the last issued warp while it can issue, then the oldest), ``lrr`` (loose round
   robin from the warp after the last issued) or ``two_level`` (round robin
   inside fetch groups of ``GROUP_WARPS`` warps, moving to the next group only
   when no warp of the current one can issue; Narasiman et al., MICRO 2011).
