@@ -71,6 +71,7 @@ class SchedulerSpec(BaseModel):
         description="warp selection policy of the timing model (a model choice, not a "
         "hardware fact): loose round robin, greedy-then-oldest, or two-level",
     )
+    group_warps: int = _int("timing model: warps per fetch group of the two_level policy, warps", ge=1)
 
 
 class SMSpec(BaseModel):
@@ -112,6 +113,15 @@ class SMSpec(BaseModel):
         "max_blocks * this / barriers per block), barriers",
         ge=1,
     )
+    mio_queue_cycles: int = _int(
+        "timing model: shared-memory (MIO) backlog, in data-stage cycles, above which warps stall in "
+        "mio_throttle, cycles", ge=0)
+    lg_queue_cycles: int = _int(
+        "timing model: L1 tag-stage backlog above which global and local accesses stall in lg_throttle, "
+        "cycles", ge=0)
+    cta_launch_cycles: int = _int(
+        "timing model: cycles from a CTA's retirement until its SM may start the next CTA of the grid, cycles",
+        ge=0)
     scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
     units: dict[str, UnitSpec] = Field(
         ...,

@@ -6,7 +6,7 @@ Owns: :class:`Launch` (one kernel launch on the timing model) and
 first one per SM in SM order, round after round, up to the occupancy limit of
 the configuration (:func:`gpusim.occupancy.max_active_blocks`, the
 ``cuda_occupancy.h`` algorithm); afterwards each finished CTA's SM takes the
-next CTA of the grid ``CTA_LAUNCH_CYCLES`` later, so a grid larger than one
+next CTA of the grid ``sm.cta_launch_cycles`` later, so a grid larger than one
 wave runs in waves. The block scheduler dispatches one CTA per
 ``cta_dispatch_cycles`` GPU-wide (MEAS on the H100), which bounds grids of
 many short CTAs. A warp idles only as long as something keeps it from
@@ -37,10 +37,8 @@ from gpusim.timing.memsys import MemorySystem
 from gpusim.timing.sm import CTA, REASONS, SM
 from isa.ir import Kernel
 
-__all__ = ["Launch", "run_detailed", "CTA_LAUNCH_CYCLES", "STALL_METRIC", "GROUP_THREADS"]
+__all__ = ["Launch", "run_detailed", "STALL_METRIC", "GROUP_THREADS"]
 
-#: Cycles between a CTA's retirement and the start of the next CTA on that SM (ASSUMED).
-CTA_LAUNCH_CYCLES = 20
 #: Threads per group of CTAs executed by one functional stepper (host-side batching; no timing effect).
 GROUP_THREADS = 8192
 #: Nsight Compute name of the warp-state sample count of a stall reason.
@@ -167,7 +165,7 @@ class Launch:
                     self._start_cta(sm, b, self.env.now)
 
     def _delayed_start(self, sm: SM, b: int):
-        yield self.env.timeout(CTA_LAUNCH_CYCLES)
+        yield self.env.timeout(self.cfg.sm.cta_launch_cycles)
         yield from self._dispatch_slot()
         self._start_cta(sm, b, self.env.now)
 

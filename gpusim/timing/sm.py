@@ -17,13 +17,13 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   :mod:`gpusim.timing.decode`), chosen by the config's policy: ``gto``
   (greedy: the last issued warp while it can issue, then the oldest), ``lrr`` (loose round
   robin from the warp after the last issued) or ``two_level`` (round robin
-  inside fetch groups of ``GROUP_WARPS`` warps, moving to the next group only
+  inside fetch groups of ``sm.scheduler.group_warps`` warps, moving to the next group only
   when no warp of the current one can issue; Narasiman et al., MICRO 2011).
 * A warp may issue when every register its next instruction reads or writes
   is ready (a scoreboard per warp), the instruction's unit pipe is free (one
   pipe per class per scheduler, busy ``issue_interval`` cycles per warp
   instruction) and, for memory instructions, the SM's memory queues are below
-  :data:`MIO_QUEUE_CYCLES` / :data:`LG_QUEUE_CYCLES` of backlog.
+  ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields).
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
   its wavefronts pass the SM's data stage (one wavefront per cycle, §5) plus
   ``shared.latency_cycles`` (§3); global and local memory when
@@ -64,14 +64,8 @@ INF = float("inf")
 REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
            "math_pipe_throttle", "mio_throttle", "lg_throttle", "branch_resolving")
 _R = {r: i for i, r in enumerate(REASONS)}
-#: Shared-memory (MIO) backlog, in data-stage cycles, above which warps stall in ``mio_throttle`` (ASSUMED).
-MIO_QUEUE_CYCLES = 16
-#: L1 tag-stage backlog, in cycles, above which global/local accesses stall in ``lg_throttle`` (ASSUMED).
-LG_QUEUE_CYCLES = 16
 #: Folded (zero-cycle) instructions a scheduler issues in one cycle before time moves on (a guard).
 _MAX_FOLDED = 64
-#: Warps per fetch group of the ``two_level`` policy (Narasiman et al., MICRO 2011, use 8; ASSUMED).
-GROUP_WARPS = 8
 
 
 class IssueEvent(NamedTuple):
@@ -173,6 +167,7 @@ class Scheduler:
         self.last: Warp | None = None
         self.sleep_until: float | None = None
         self.policy = launch.cfg.sm.scheduler.policy
+        self.group_warps = launch.cfg.sm.scheduler.group_warps
         self.proc = self.env.process(self._run())
 
     # ---------------------------------------------------------------- process
@@ -217,8 +212,9 @@ class Scheduler:
         if self.policy == "lrr":
             return warps[i:] + warps[:i]
         # two_level: the current fetch group first (round robin inside it), then the others in order.
-        g = (i - 1) // GROUP_WARPS
-        lo, hi = g * GROUP_WARPS, min(len(warps), (g + 1) * GROUP_WARPS)
+        size = self.group_warps
+        g = (i - 1) // size
+        lo, hi = g * size, min(len(warps), (g + 1) * size)
         group = warps[lo:hi]
         j = i - lo
         return group[j:] + group[:j] + warps[hi:] + warps[:lo]
@@ -236,11 +232,11 @@ class Scheduler:
         if queue:
             sm = self.sm
             if queue == "mio":
-                q = sm.shared_free - MIO_QUEUE_CYCLES
+                q = sm.shared_free - sm.mio_queue
                 if q > t:
                     t, reason = q, "mio_throttle"
             else:
-                q = sm.launch.mem.l1_free[sm.index] - LG_QUEUE_CYCLES
+                q = sm.launch.mem.l1_free[sm.index] - sm.lg_queue
                 if q > t:
                     t, reason = q, "lg_throttle"
         return t, reason
@@ -279,6 +275,7 @@ class SM:
     def __init__(self, launch: "Launch", index: int):
         self.launch, self.index = launch, index
         cfg = launch.cfg
+        self.mio_queue, self.lg_queue = cfg.sm.mio_queue_cycles, cfg.sm.lg_queue_cycles
         self.schedulers = [Scheduler(self, i) for i in range(cfg.sm.scheduler.count)]
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
