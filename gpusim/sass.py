@@ -8,6 +8,11 @@ expansion table used where no ptxas or nvdisasm exists (:func:`expansion_table`)
 
 The rules (what the mapping counts):
 
+* The file is assembled for the configuration's architecture (its ``.target`` replaced)
+  with ``.pragma "nounroll"`` at module scope, both on existing lines so that every line
+  keeps its number: a PTX line's SASS is then one loop iteration's worth. Where the real
+  code unrolls a loop, its loop overhead is counted per iteration (measured: the unrolled
+  ``matmul_naive`` +33 % in ``smsp__inst_executed.sum`` against the H100).
 * A SASS instruction belongs to the PTX instruction on the line ptxas names; lines that
   hold no instruction (the ``.entry`` line, declarations, labels) give theirs to the next
   instruction after them. Instructions with no line of their own take the previous one's.
@@ -15,10 +20,14 @@ The rules (what the mapping counts):
   entered through ``BRA.DIV`` (divergent shuffles) or ``CALL`` (IEEE division), and the
   final ``BRA`` to itself with its ``NOP`` padding. It does not run on the common path and
   counts for nothing.
+* A forward conditional ``bra`` with no SASS of its own whose skipped instructions all
+  became guarded SASS was if-converted: every warp issues that SASS whether or not its
+  threads take the branch (:attr:`KernelSass.skip`).
 
 The hardware's ``smsp__inst_executed`` counts SASS warp instructions; multiplying each
-PC's PTX executions by its SASS count gives the SASS-equivalent count. Where ptxas
-unrolls or hoists, the attribution is static and the equivalence approximate.
+PC's PTX executions by its SASS count gives the SASS-equivalent count
+(:meth:`KernelSass.executed`). Where ptxas hoists code out of a loop, the attribution is
+static and the equivalence approximate.
 
 Tools are found like ptxas (:mod:`gpusim.ptxas`): ``GPUSIM_NVDISASM``, ``nvdisasm`` on
 ``PATH``, the PyPI wheel ``nvidia-cuda-nvdisasm`` (``site-packages/nvidia/cu13/bin``),
