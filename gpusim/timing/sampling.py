@@ -257,7 +257,8 @@ class _Shadows:
         sec, st = np.concatenate(parts), np.concatenate(stored)
         return np.unique(sec[~st]), np.unique(sec[st])
 
-    def _warm(self, taken: tuple[np.ndarray, np.ndarray]) -> None:
+    def fill(self, taken: tuple[np.ndarray, np.ndarray]) -> None:
+        """Put (loaded, stored) sectors into the L2: loaded ones clean, stored ones dirty."""
         loads, stores = taken
         if loads.size:
             self.mem.warm(loads)
@@ -275,8 +276,8 @@ class _Shadows:
         if taken is None:
             return None
         if (cta * 2654435761 + step * 40503) % (st[1] + 1) == 0:
-            return lambda: self._warm(taken)
-        self._warm(taken)
+            return lambda: self.fill(taken)
+        self.fill(taken)
         return None
 
     def retire(self, cta: int) -> None:
@@ -284,7 +285,7 @@ class _Shadows:
         if st is not None:
             taken = self._take(st[0], np.inf)
             if taken is not None:
-                self._warm(taken)
+                self.fill(taken)
 
 
 #: Counters that the shadow CTAs add to (extrapolated per CTA covered, slice or shadow): DRAM
@@ -356,7 +357,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     for c in range(start):  # the CTAs before the sampled waves only fill the L2, in grid order
         if c in footprints:
             sectors, _, stored = footprints.pop(c)
-            shadows._warm((np.unique(sectors[~stored]), np.unique(sectors[stored])))
+            shadows.fill((np.unique(sectors[~stored]), np.unique(sectors[stored])))
     launch.mem.count.clear()
     waves = _Waves(launch, wave, policy, shadows, stores=any(f[2].any() for f in footprints.values()))
     t_sim = launch.run()
