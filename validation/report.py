@@ -225,7 +225,7 @@ def _sweep_results(selected: list[str], rows_by_key: dict) -> list[dict]:
             have = [p for p in have if metric in p["counters"]]
             def val(p, side, m=metric):
                 return p["counters"][m][side]
-        res = {"name": sw.name, "title": sw.title, "xlabel": sw.xlabel, "lesson": sw.lesson,
+        res = {"name": sw.name, "tier": sw.tier, "title": sw.title, "xlabel": sw.xlabel, "lesson": sw.lesson,
                "counters": list(sw.counters), "points": points, "missing": len(points) - len(have),
                "score_metric": metric}
         if len(have) >= 2:
@@ -239,11 +239,16 @@ def _sweep_results(selected: list[str], rows_by_key: dict) -> list[dict]:
 
 
 def _sweep_summary(sweep_res: list[dict]) -> dict:
-    """Sweep counts: scored (some pair of points differs by more than the tie band on the
-    hardware), ordered like the hardware, and the flat ones (no such pair: nothing to order)."""
-    scored = [sw for sw in sweep_res if sw.get("ordering", {}).get("pairs")]
-    return {"sweeps_total": len(scored), "sweeps_same_order": sum(sw["ordering"]["same"] for sw in scored),
-            "sweeps_flat": [sw["name"] for sw in sweep_res if "ordering" in sw and not sw["ordering"]["pairs"]]}
+    """Sweep counts of the small tier (``sweeps_*``) and of the scale tier (``sweeps_scale_*``):
+    scored (some pair of points differs by more than the tie band on the hardware), ordered
+    like the hardware, and the flat ones (no such pair: nothing to order)."""
+    out = {}
+    for tier, prefix in (("small", "sweeps_"), ("scale", "sweeps_scale_")):
+        res = [sw for sw in sweep_res if sw.get("tier", "small") == tier]
+        scored = [sw for sw in res if sw.get("ordering", {}).get("pairs")]
+        out.update({prefix + "total": len(scored), prefix + "same_order": sum(sw["ordering"]["same"] for sw in scored),
+                    prefix + "flat": [sw["name"] for sw in res if "ordering" in sw and not sw["ordering"]["pairs"]]})
+    return out
 
 
 def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", overrides: dict | None = None,
@@ -423,6 +428,8 @@ def headline(s: dict) -> str:
             f"Spearman {c['spearman_rho']:.3f}, MAE {c['mae_pct']:.1f} %, within 10 % {100 * c['within_10pct']:.0f} %; "
             f"sweeps ordered as on the GPU: {s['sweeps_same_order']}/{s['sweeps_total']}"
             + (f" (flat on the GPU, not scored: {', '.join(s['sweeps_flat'])})" if s.get("sweeps_flat") else "")
+            + (f", at the scale tier's sizes {s['sweeps_scale_same_order']}/{s['sweeps_scale_total']}"
+               if s.get("sweeps_scale_total") else "")
             + "".join(f"; {name} tier: {t['n']} launches, MAE {t['mae_pct']:.1f} % (best constant "
                       f"{t['best_constant_mae_pct']:.1f} %), r {t['pearson_r']:.3f}, beyond launch overhead "
                       f"{t['beyond_overhead_mae_pct']:.1f} %" for name, t in (s.get("tiers") or {}).items()))

@@ -6,7 +6,9 @@ and the selection helpers :func:`select` and :func:`cases_for`. A point with
 ``launch=None`` stands for the sum over all launches of the run (reduce_v6 has two).
 
 Every sweep reuses suite cases; the one the suite lacked, block size, is the
-``copy_block_size`` case (the float4 copy at 32..1024 threads per block, same PTX).
+``copy_block_size`` case (the float4 copy at 32..1024 threads per block, same PTX). Each
+sweep drawn at one size has a ``<name>_scale`` twin at the cases' scale-tier sizes
+(``gpusim.suite.SCALE_SIZES``), and the matmuls one at N = 512.
 
 Must not import: cupy, simpy, gpusim's engines (only :mod:`gpusim.suite` for names).
 """
@@ -44,6 +46,7 @@ class Sweep:
     #: the metric whose ordering is scored: cycles, or (one-warp micro-kernels, whose cycles are
     #: the launch overhead plus noise) a counter of ``counters``
     score_metric: str = "sm__cycles_elapsed.avg"
+    tier: str = "small"  #: the validation tier its points belong to (``small`` or ``scale``)
 
     @property
     def cases(self) -> list[str]:
@@ -102,6 +105,25 @@ SWEEPS: dict[str, Sweep] = {s.name: s for s in (
               ("uniform_branch", "divergent_branch", "divergent_loop")),
           ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum")),
 )}
+
+
+def _at_scale(sw: Sweep) -> Sweep:
+    """``sw`` with every point at its case's scale-tier size."""
+    from gpusim.suite import SCALE_SIZES
+
+    points = tuple(Point(p.label, p.case, SCALE_SIZES[p.case], p.launch, p.series) for p in sw.points)
+    return Sweep(sw.name + "_scale", sw.title.split(" (")[0] + " at the scale tier's sizes", sw.xlabel, sw.lesson,
+                 points, sw.counters, sw.score_metric, "scale")
+
+
+SWEEPS.update({s.name: s for s in [
+    *(_at_scale(sw) for sw in SWEEPS.values() if len({p.n for p in sw.points}) == 1 and sw.name != "smem_micro_stride"),
+    Sweep("matmul_scale", "Matmul naive / tiled / register-tiled at N = 512", "kernel",
+          "tiling cuts global traffic; register tiling cuts shared traffic", tuple(
+              Point(k.removeprefix("matmul_"), k, 512, 0) for k in
+              ("matmul_naive", "matmul_tiled", "matmul_regtile", "matmul_smem_regtile")),
+          ("smsp__inst_executed.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"), tier="scale"),
+]})
 
 
 def select(names) -> list[str]:

@@ -129,10 +129,13 @@ def test_committed_bundle_is_complete():
     assert "--clock-control none" in hw["collection"]["ncu_command"]
     assert all(r["event_ms"] and r["event_ms"] > 0 for r in hw["launches"])
     assert hw.outputs and len(hw["occupancy"]) > 40
-    # every sweep point has a hardware measurement
-    have = {(r["case"], r["n"]) for r in hw["launches"]}
+    # every sweep point has a hardware measurement: the small tier's in this bundle, the scale
+    # tier's in the scale bundle
+    have = {(r["case"], r["n"]) for r in hardware.load_many([HW_FILE, H100 / "scale_tier"])["launches"]}
+    small = {(r["case"], r["n"]) for r in hw["launches"]}
     for sw in sweeps.SWEEPS.values():
-        assert all((p.case, p.n) in have for p in sw.points), sw.name
+        assert all((p.case, p.n) in (small if sw.tier == "small" else have) for p in sw.points), sw.name
+    assert sum(sw.tier == "scale" for sw in sweeps.SWEEPS.values()) >= 9
 
 
 def test_calibrate_override_file_roundtrip(tmp_path):
