@@ -165,20 +165,30 @@ def _arch_name(arch: Any) -> str:
     return name
 
 
+def run_tool(cmd: list[str], what: str) -> subprocess.CompletedProcess:
+    """Run a CUDA tool (``cmd[0]``) with text output; ``what`` is what it runs on, for errors
+    (``"k.ptx for sm_90"`` gives "ptxas failed on k.ptx for sm_90 (exit status 255): ...").
+    Raises :class:`PtxasError` when it cannot start, runs longer than :data:`TIMEOUT_S` seconds
+    or exits non-zero (with its own diagnostics)."""
+    name = Path(cmd[0]).name
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise PtxasError(f"{name} did not finish within {TIMEOUT_S} s on {what}") from None
+    except OSError as exc:
+        raise PtxasError(f"cannot run {cmd[0]}: {exc.strerror or exc}") from None
+    if proc.returncode != 0:
+        raise PtxasError(f"{name} failed on {what} (exit status {proc.returncode}):\n"
+                         f"{(proc.stdout + proc.stderr).strip()}")
+    return proc
+
+
 def _run(exe: str, ptx: Path, arch: str, output: Path, verbose: bool) -> str:
     cmd = [exe, f"-arch={arch}", "-o", str(output), str(ptx)]
     if verbose:
         cmd.insert(1, "-v")
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        raise PtxasError(f"ptxas did not finish within {TIMEOUT_S} s on {ptx} ({arch})") from None
-    except OSError as exc:
-        raise PtxasError(f"cannot run {exe}: {exc.strerror or exc}") from None
-    text = (proc.stdout + proc.stderr).strip()
-    if proc.returncode != 0:
-        raise PtxasError(f"ptxas failed on {ptx} for {arch} (exit status {proc.returncode}):\n{text}")
-    return text
+    proc = run_tool(cmd, f"{ptx} for {arch}")
+    return (proc.stdout + proc.stderr).strip()
 
 
 _RE_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")

@@ -46,17 +46,16 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from gpusim.ptxas import (PtxasError, PtxasNotFoundError, _arch_name, _cache_dir, _ptxas_identity, _require_ptxas,
-                          find_tool)
+                          find_tool, run_tool)
 
 __all__ = ["SassInstr", "KernelSass", "find_nvdisasm", "sass_listing", "sass_per_pc", "kernel_sass", "from_table",
-           "expansion_table", "measure_table", "table_key", "EXPANSION_FILE"]
+           "expansion_table", "measure_table", "EXPANSION_FILE"]
 
 #: The shipped per-opcode expansion table (``benchmarks/sass_table.py`` measures it).
 EXPANSION_FILE = Path(__file__).with_name("data") / "sass_expansion.json"
@@ -154,8 +153,8 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
     with tempfile.TemporaryDirectory(prefix="gpusim-sass-") as tmp:
         src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
         src.write_bytes(_prepare(ptx, arch_name).encode())
-        _tool([exe, "-lineinfo", f"-arch={arch_name}", "-o", str(cubin), str(src)], f"ptxas on {source}")
-        text = _tool([dis, "-gp", "-c", str(cubin)], f"nvdisasm on the cubin of {source}")
+        run_tool([exe, "-lineinfo", f"-arch={arch_name}", "-o", str(cubin), str(src)], str(source))
+        text = run_tool([dis, "-gp", "-c", str(cubin)], f"the cubin of {source}").stdout
     listing = parse_listing(text)
     if use_cache:
         _memory_cache[key] = listing
@@ -182,18 +181,6 @@ def _prepare(ptx: str, arch: str) -> str:
     count it once (ptxas would otherwise unroll some loops into several copies of a line)."""
     ptx = _RE_TARGET.sub(lambda m: m.group(1) + arch, ptx, count=1)
     return _RE_ADDRESS_SIZE.sub(r'\1 .pragma "nounroll";', ptx, count=1)
-
-
-def _tool(cmd: list[str], what: str) -> str:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    except subprocess.TimeoutExpired:
-        raise PtxasError(f"{what} did not finish within 120 s") from None
-    except OSError as exc:
-        raise PtxasError(f"cannot run {cmd[0]}: {exc.strerror or exc}") from None
-    if proc.returncode != 0:
-        raise PtxasError(f"{what} failed (exit status {proc.returncode}):\n{(proc.stdout + proc.stderr).strip()}")
-    return proc.stdout
 
 
 @dataclass(frozen=True)
@@ -263,11 +250,6 @@ def sass_per_pc(kernel, listing: list[SassInstr]) -> KernelSass:
     return KernelSass(tuple(tuple(o) for o in ops), tuple(guarded), tuple(skip))
 
 
-def table_key(ins) -> str:
-    """The expansion table's key of a PTX instruction: its full mnemonic (``"rem.u32"``)."""
-    return ins.mnemonic
-
-
 @lru_cache(maxsize=None)
 def expansion_table(arch: str) -> dict[str, tuple[str, ...]]:
     """The shipped per-opcode expansion table for ``arch``: ``{mnemonic or base opcode: the
@@ -290,7 +272,7 @@ def from_table(kernel, arch: str) -> KernelSass:
     its mnemonic's modal expansion, else its base opcode's, else one SASS instruction; no
     branch is taken as if-converted."""
     table = expansion_table(arch)
-    ops = tuple(table.get(table_key(i), table.get(i.op, (i.op.upper(),))) for i in kernel.instrs)
+    ops = tuple(table.get(i.mnemonic, table.get(i.op, (i.op.upper(),))) for i in kernel.instrs)
     n = len(ops)
     return KernelSass(ops, (0,) * n, (-1,) * n, "table")
 
@@ -316,6 +298,6 @@ def measure_table(pairs, arch: str) -> dict[str, list[str]]:
     for kernel, ptx in pairs:
         ks = sass_per_pc(kernel, sass_listing(ptx, arch)[kernel.name])
         for ins, ops in zip(kernel.instrs, ks.ops):
-            seen[table_key(ins)][ops] += 1
+            seen[ins.mnemonic][ops] += 1
             seen[ins.op][ops] += 1
     return {k: list(max(c.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]) for k, c in sorted(seen.items())}
