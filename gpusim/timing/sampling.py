@@ -180,18 +180,18 @@ def plan(kernel: Kernel, grid: Grid, cfg: GPUConfig, occ: OccupancyResult, polic
 
 class _Waves:
     """Watches a slice's retirements: marks every wave's end with a snapshot of the additive
-    timing counters, and stops dispatching once the wave durations are stable. A kernel that
-    stores to global memory is not stopped before its ``window`` waves after the L2 filled up:
-    until then no dirty line is evicted, so no write-back takes DRAM bandwidth, and the early
-    waves are faster than the rest of the grid's (a 2^24-float copy on the H100: 52,195 cycles
-    extrapolated from 4 waves with an L2 still filling)."""
+    timing counters, and stops dispatching once the wave durations are stable. With
+    ``wait_for_full_l2`` (a storing grid that overflows the L2 but could not be sampled after
+    a warm-up, :func:`_record`) it is not stopped before its ``window`` waves after the L2
+    filled up: until then no dirty line is evicted, so no write-back takes DRAM bandwidth, and
+    the early waves are faster than the rest of the grid's."""
 
-    def __init__(self, launch: Launch, wave: int, policy: Policy, shadows: "_Shadows", stores: bool = False):
+    def __init__(self, launch: Launch, wave: int, policy: Policy, shadows: "_Shadows", wait_for_full_l2: bool = False):
         self.launch, self.wave, self.policy, self.shadows = launch, wave, policy, shadows
         self.ends: list[int] = []
         self.snaps: list[dict] = []
         self.stopped = False
-        self.full_at = None if stores else 0  # the wave at whose end the L2 was full
+        self.full_at = None if wait_for_full_l2 else 0  # the wave at whose end the L2 was full
         launch.on_retire = self
 
     def __call__(self, now: int, retired: int, cta: int) -> None:
@@ -256,6 +256,12 @@ class _Shadows:
             return None
         sec, st = np.concatenate(parts), np.concatenate(stored)
         return np.unique(sec[~st]), np.unique(sec[st])
+
+    def replay(self, cta: int) -> None:
+        """All of CTA ``cta``'s recorded accesses enter the L2 (the warm-up before the sampled waves)."""
+        fp = self.footprints.pop(cta, None)
+        if fp is not None:
+            self.fill(self._take([[*fp, 0]], np.inf))
 
     def fill(self, taken: tuple[np.ndarray, np.ndarray]) -> None:
         """Put (loaded, stored) sectors into the L2: loaded ones clean, stored ones dirty."""
@@ -338,8 +344,8 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     counters = (np.zeros(len(kernel.instrs) + 1, np.int64), np.zeros(len(kernel.instrs) + 1, np.int64))
     stats = memory_counters()
     rounds = (policy.max_waves + 2) * B + 1
-    footprints, start, cover = _record(kernel, grid, params, memory, dynamic_shared, cfg, max_steps, counters, stats,
-                                       rounds, (policy.min_waves + 1) * B * N)
+    footprints, start, cover, overflows = _record(kernel, grid, params, memory, dynamic_shared, cfg, max_steps,
+                                                  counters, stats, rounds, (policy.min_waves + 1) * B * N)
     run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, cover, n,
                counters, stats)
     # 2. The slice: k SMs with their share of the L2 and DRAM bandwidth and of the block scheduler's
@@ -355,11 +361,11 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
                     blocks=blocks[(blocks >= start) & (blocks < cover)], gpu_sms=N, sass=sass)
     shadows = _Shadows(launch, footprints, N, k, cover)
     for c in range(start):  # the CTAs before the sampled waves only fill the L2, in grid order
-        if c in footprints:
-            sectors, _, stored = footprints.pop(c)
-            shadows.fill((np.unique(sectors[~stored]), np.unique(sectors[stored])))
+        shadows.replay(c)
     launch.mem.count.clear()
-    waves = _Waves(launch, wave, policy, shadows, stores=any(f[2].any() for f in footprints.values()))
+    # A grid that overflows the L2 but left too few CTAs to start after the warm-up: wait for the L2 to fill.
+    wait = overflows and not start and any(f[2].any() for f in footprints.values())
+    waves = _Waves(launch, wave, policy, shadows, wait_for_full_l2=wait)
     t_sim = launch.run()
     del snapshot, footprints
     m = launch.next_block
@@ -386,13 +392,14 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
 
 
 def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-            cfg: GPUConfig, max_steps: int, counters, stats, rounds: int, keep: int) -> tuple[dict, int, int]:
+            cfg: GPUConfig, max_steps: int, counters, stats, rounds: int, keep: int) -> tuple[dict, int, int, bool]:
     """Run CTAs functionally from the first, recording their footprints, up to ``rounds`` rounds (of
     one CTA per SM) past the CTA where the slice starts: the first of the round after the grid's
     distinct sectors so far exceed the L2's capacity (so that the sampled waves see the L2 in its
     steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more or
     fewer than ``keep`` CTAs would follow (a grid-stride kernel's few CTAs each touch much).
-    Returns ``(footprints, the CTA where the slice starts, the end of the CTAs recorded)``."""
+    Returns ``(footprints, the CTA where the slice starts, the end of the CTAs recorded, whether
+    the grid touches more than the L2 holds)``."""
     N, n = cfg.sm_count, grid.n_blocks
     capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
     footprints: dict = {}
@@ -412,9 +419,10 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
                     start = -(-(c + 1) // N) * N
                     break
         end = stop
+    overflows = start is not None
     if start is None or n - start < keep:
         start = 0
-    return footprints, start, end
+    return footprints, start, end, overflows
 
 
 def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n: int, window: int,
