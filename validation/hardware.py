@@ -315,22 +315,14 @@ def load_many(paths) -> HardwareData:
         raise GpusimError(f"--from: the hardware data comes from different GPUs ({', '.join(map(str, names))}); "
                           "merge only one GPU's bundles")
     first = bundles[0]
-    keys = {}
-    for b in bundles:
-        for rec in b["launches"]:
-            keys[(rec["case"], rec["n"], rec["launch"])] = rec
-    runs = {}
-    for b in bundles:
-        for r in b.get("runs", []):
-            runs[(r.get("case"), r.get("n"))] = r
+
+    def merged(field: str, *key: str) -> list[dict]:  # later bundles replace records of the same key
+        return list({tuple(r.get(k) for k in key): r for b in bundles for r in b.get(field, [])}.values())
+
     data = dict(first)
-    data["launches"] = list(keys.values())
-    data["runs"] = list(runs.values())
-    occupancy = {}
-    for b in bundles:
-        for o in b.get("occupancy", []):
-            occupancy[(o.get("ptx"), o.get("kernel"), o.get("block_threads"), o.get("dynamic_smem"))] = o
-    data["occupancy"] = list(occupancy.values())
+    data["launches"] = merged("launches", "case", "n", "launch")
+    data["runs"] = merged("runs", "case", "n")
+    data["occupancy"] = merged("occupancy", "ptx", "kernel", "block_threads", "dynamic_smem")
     data["provenance"] = {**first["provenance"], "merged_from": [str(b.path) for b in bundles]}
     hw = HardwareData(data)
     hw.path = first.path
