@@ -195,38 +195,32 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     f = mod.get_function("fma_chain")
     res["fma_chain_cycles"] = med(lambda: f((1,), (1,), (x, cp.int32(fma_steps), cycles))) / fma_steps
     progress(f"dependent FMA: {res['fma_chain_cycles']:.2f} cycles")
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+
+    def event_seconds(run) -> float:
+        """Median CUDA-event time of 10 runs of ``run`` after 3 warm-ups, seconds."""
+        for _ in range(3):
+            run()
+        times = []
+        for _ in range(10):
+            start.record()
+            run()
+            end.record()
+            end.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+        return statistics.median(times)
+
     # copy bandwidth
     nbytes = 1 << 30
     a = cp.ones(nbytes // 4, cp.float32)
     b = cp.empty_like(a)
-    start, end = cp.cuda.Event(), cp.cuda.Event()
-    for _ in range(3):
-        b[...] = a
-    times = []
-    for _ in range(10):
-        start.record()
-        b[...] = a
-        end.record()
-        end.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
-    res["copy_seconds_median"] = statistics.median(times)
+    res["copy_seconds_median"] = event_seconds(lambda: b.__setitem__(Ellipsis, a))
     res["copy_bytes_per_s"] = 2 * nbytes / res["copy_seconds_median"]
     progress(f"copy: {res['copy_bytes_per_s'] / 1e12:.3f} TB/s (read + write)")
     # the block scheduler: empty grids of 128 and 1,024 32-thread CTAs per SM of the H100
     f = mod.get_function("empty")
     grids = (16_896, 135_168)
-    secs = []
-    for grid in grids:
-        for _ in range(3):
-            f((grid,), (32,), ())
-        times = []
-        for _ in range(10):
-            start.record()
-            f((grid,), (32,), ())
-            end.record()
-            end.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
-        secs.append(statistics.median(times))
+    secs = [event_seconds(lambda g=g: f((g,), (32,), ())) for g in grids]
     res["empty_grid_seconds"] = dict(zip(map(str, grids), secs))
     res["cta_dispatch_cycles"] = (secs[1] - secs[0]) * res["clock_hz"] / (grids[1] - grids[0])
     progress(f"block scheduler: {res['cta_dispatch_cycles']:.2f} cycles per CTA")
