@@ -21,6 +21,7 @@ from gpusim.errors import LaunchError
 from gpusim.occupancy import (
     LIMITER_NAMES,
     curves,
+    launch_carveout,
     max_active_blocks,
     max_block_size_for_registers,
     max_potential_block_size,
@@ -100,6 +101,26 @@ def test_golden_carveout_hint():
     # hardware-facts §4.1 (MEAS): 64 threads, 20000 B dynamic.
     got = [max_active_blocks(H100, 64, 32, dynamic_smem=20000, carveout=c).blocks_per_sm for c in (0, 10, 25, 50, 75, 100, -1)]
     assert got == [1, 1, 3, 6, 9, 11, 11]
+
+
+@pytest.mark.parametrize("block, static, dynamic, hw_config", [
+    # launch__shared_mem_config_size of suite launches on the H100 (validation/reports/h100/hardware_h100.json)
+    (256, 0, 0, 32768),          # local_hist8, copy_vec4: the 32 KB floor, not the 228 KB preference
+    (256, 1024, 0, 32768),       # reduce_v0
+    (32, 0, 0, 32768),           # copy_block_size 32
+    (256, 0, 174080, 200704),    # copy_occupancy, 1 block per SM
+    (256, 0, 96256, 200704),     # 2 blocks
+    (256, 0, 67072, 233472),     # 3 blocks
+])
+def test_launch_carveout_is_what_the_h100_driver_configured(block, static, dynamic, hw_config):
+    occ = max_active_blocks(H100, block, 32, static_smem=static, dynamic_smem=dynamic, max_dynamic_smem=max(dynamic, 1))
+    assert launch_carveout(H100, occ) == hw_config
+    assert occ.shared_mem_config_bytes == 233472 or dynamic  # the occupancy calculator's own preference
+
+
+def test_launch_carveout_keeps_an_explicit_preference():
+    occ = max_active_blocks(H100, 64, 32, dynamic_smem=20000, carveout=50)
+    assert launch_carveout(H100, occ) == occ.shared_mem_config_bytes == 135168
 
 
 def test_register_limited_max_block_sizes_measured_on_h100():

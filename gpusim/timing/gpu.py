@@ -30,7 +30,7 @@ from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, memory_counters, split_counters
 from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import CTAStepper, cta_specific
-from gpusim.occupancy import OccupancyResult
+from gpusim.occupancy import OccupancyResult, launch_carveout
 from gpusim.sass import KernelSass
 from gpusim.timing.decode import decode
 from gpusim.timing.memsys import MemorySystem
@@ -84,8 +84,7 @@ class Launch:
         self.events: list | None = [] if record_events else None
         self.cta_spans: list | None = [] if record_events else None
         self.branches = self.divergent_branches = 0
-        carveout = max(cfg.l1.carveout_kib * 1024, occ.shared_mem_config_bytes if occ.shared_mem_per_block_allocated else 0)
-        self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(carveout))
+        self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(launch_carveout(cfg, occ)))
         self.next_block = 0
         self.dispatch_free = 0.0  # the cycle the block scheduler may dispatch the next CTA
         self.blocks = np.arange(grid.n_blocks) if blocks is None else blocks
