@@ -53,6 +53,7 @@ from pathlib import Path
 
 from gpusim.ptxas import (PtxasError, PtxasNotFoundError, _arch_name, _cache_dir, _ptxas_identity, _require_ptxas,
                           find_tool, run_tool)
+from isa.opcodes import Kind
 
 __all__ = ["SassInstr", "KernelSass", "find_nvdisasm", "sass_listing", "sass_per_pc", "kernel_sass", "from_table",
            "expansion_table", "measure_table", "EXPANSION_FILE"]
@@ -196,12 +197,22 @@ class KernelSass:
             whether or not its threads take the branch): the PC of its target; else ``-1``.
         source: ``"ptxas"`` (this kernel's listing) or ``"table"`` (the shipped per-opcode
             expansion table, where no ptxas or nvdisasm was found).
+        order: per PC, where ptxas scheduled it: the address of its last SASS instruction
+            (when it completes; parts such as a ``ULDC`` may be hoisted out of a loop); a folded
+            PC takes the next PC's. Sorting a block's PCs by it gives the SASS issue order;
+            ``()`` without a listing.
+        block: per PC, its straight-line region: regions end after a branch ptxas kept, a
+            barrier, an exit or a fence, and start at the target of a branch ptxas kept (the
+            region of an if-converted branch is part of its block, as in SASS); ``()`` without
+            a listing.
     """
 
     ops: tuple[tuple[str, ...], ...]
     guarded: tuple[int, ...]
     skip: tuple[int, ...]
     source: str = "ptxas"
+    order: tuple[int, ...] = ()
+    block: tuple[int, ...] = ()
 
     @property
     def counts(self) -> list[int]:
@@ -234,12 +245,14 @@ def sass_per_pc(kernel, listing: list[SassInstr]) -> KernelSass:
     lines = [ins.loc.line for ins in kernel.instrs]
     ops: list[list[str]] = [[] for _ in lines]
     guarded = [0] * len(lines)
+    last = [-1] * len(lines)
     for s in listing:
         if s.out_of_line or not lines:
             continue
         pc = min(bisect.bisect_left(lines, s.line), len(lines) - 1)  # first instruction on or after the line
         ops[pc].append(s.opcode)
         guarded[pc] += s.guarded
+        last[pc] = max(last[pc], s.address)
     skip = []
     for pc, ins in enumerate(kernel.instrs):
         t = kernel.labels.get(ins.operands[0].name, -1) if ins.op == "bra" and ins.guard is not None else -1
@@ -247,7 +260,30 @@ def sass_per_pc(kernel, listing: list[SassInstr]) -> KernelSass:
         if ops[pc] or t <= pc + 1 or not all(guarded[i] == len(ops[i]) for i in region):
             t = -1
         skip.append(t)
-    return KernelSass(tuple(tuple(o) for o in ops), tuple(guarded), tuple(skip))
+    order, block = _issue_order(kernel, last, skip)
+    return KernelSass(tuple(tuple(o) for o in ops), tuple(guarded), tuple(skip), "ptxas", order, block)
+
+
+def _issue_order(kernel, last: list[int], skip: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:attr:`KernelSass.order` and :attr:`KernelSass.block` from each PC's last SASS address
+    (``-1`` where ptxas folded it) and the if-converted branches ``skip``."""
+    order = list(last)
+    nxt = 1 << 62
+    for pc in range(len(order) - 1, -1, -1):
+        if order[pc] < 0:
+            order[pc] = nxt
+        nxt = order[pc]
+    starts = {kernel.labels[ins.operands[0].name] for pc, ins in enumerate(kernel.instrs)
+              if ins.spec.kind is Kind.BRA and skip[pc] < 0 and ins.operands[0].name in kernel.labels}
+    block, b = [], 0
+    for pc, ins in enumerate(kernel.instrs):
+        if pc in starts:
+            b += 1
+        block.append(b)
+        kind = ins.spec.kind
+        if (kind is Kind.BRA and skip[pc] < 0) or kind in (Kind.EXIT, Kind.BAR, Kind.FENCE):
+            b += 1
+    return tuple(order), tuple(block)
 
 
 @lru_cache(maxsize=None)

@@ -152,3 +152,30 @@ def test_table_fallback_without_ptxas(monkeypatch, tmp_path):
 def test_device_rejects_a_bad_sass_flag():
     with pytest.raises(GpusimError, match="sass must be True or False"):
         gpusim.Device("h100", sass="yes")
+
+
+@pytest.mark.sass
+def test_straight_line_regions_issue_in_the_order_ptxas_scheduled():
+    # reduce_v6's loop body `mySum += g[i]; if (i + 256 < n) mySum += g[i + 256];`: ptxas
+    # if-converts the `if` and schedules the second LDG before the first FADD, so a warp keeps
+    # both loads in flight; in PTX order the first add waits for the first load.
+    k, text = _kernel(ptx_path(CASES["reduce_v6"]), "reduce_v6")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    loads = [pc for pc, i in enumerate(k.instrs) if i.op == "ld" and "global" in i.mnemonic]
+    first_add = next(pc for pc in range(loads[0], len(k.instrs)) if k.instrs[pc].mnemonic == "add.f32")
+    assert len(loads) == 2 and loads[0] < first_add < loads[1]
+    assert len({ks.block[pc] for pc in range(loads[0], loads[1] + 1)}) == 1  # one region in SASS
+    assert ks.order[loads[1]] < ks.order[first_add]
+    order = {}
+    for costs in (False, True):
+        with gpusim.Device("h100", mode="timing", sass=costs, record_events=True):
+            run = run_case(CASES["reduce_v6"], gpusim, 1 << 16)
+        res = run.launches[0]
+        pcs = [e.pc for e in res.events if e.cta == 0 and e.warp == 0]
+        order[costs] = pcs.index(loads[1]) < pcs.index(first_add)
+        if costs:
+            with_sass = res.cycles
+        else:
+            ptx_only = res.cycles
+    assert order == {False: False, True: True}
+    assert with_sass < ptx_only  # two loads in flight per iteration instead of one

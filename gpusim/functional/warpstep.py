@@ -136,16 +136,23 @@ class CTAStepper(ChunkExecutor):
             return q[0][0]
         return int(self.by_warp[w].min())
 
-    def step(self, w: int) -> tuple:
+    def step(self, w: int, index: int = 0) -> tuple:
         """The outcome of the next instruction of warp ``w`` (which must have
         one): executed now, or earlier while running ahead (see the module docstring),
         as a plain tuple in :class:`Step`'s field order (``Step(*t)`` names the fields).
+        ``index`` > 0 takes a later queued outcome instead (the timing model issuing in
+        the order ptxas scheduled a straight-line region); the others stay queued in order.
 
         Raises:
             gpusim.errors.KernelFault: a memory fault, a barrier or warp-sync
                 misuse, exactly as in functional mode.
         """
         q = self.queued[w]
+        if index:
+            self.qlen[w] -= 1
+            t = q[index]
+            del q[index]
+            return t
         if not q:
             pc = int(self.by_warp[w].min())
             if self.batchable[min(pc, len(self.batchable) - 1)]:

@@ -36,8 +36,12 @@ from gpusim.timing.decode import decode
 from gpusim.timing.memsys import MemorySystem
 from gpusim.timing.sm import CTA, REASONS, SM
 from isa.ir import Kernel
+from isa.opcodes import Kind
 
 __all__ = ["Launch", "run_detailed", "STALL_METRIC", "GROUP_THREADS"]
+
+#: Instructions that issue only in program order (they end a straight-line region).
+_IN_ORDER = (Kind.BRA, Kind.EXIT, Kind.BAR, Kind.FENCE)
 
 #: Threads per group of CTAs executed by one functional stepper (host-side batching; no timing effect).
 GROUP_THREADS = 8192
@@ -77,6 +81,11 @@ class Launch:
         self.dynamic_shared, self.cfg, self.occ, self.max_cycles = dynamic_shared, cfg, occ, max_cycles
         self.env = simpy.Environment()
         self.timed = decode(kernel, cfg, sass)
+        # Issue order inside straight-line regions: ptxas's (SASS listings only; see SM._sass_next).
+        self.order = sass.order if sass is not None else ()
+        self.block = sass.block if sass is not None else ()
+        self.region_end = [ins.spec.kind in _IN_ORDER and not (ins.spec.kind is Kind.BRA and sass.skip[pc] >= 0)
+                           for pc, ins in enumerate(kernel.instrs)] if self.block else []
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.stats = memory_counters()

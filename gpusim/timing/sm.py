@@ -19,6 +19,10 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   robin from the warp after the last issued) or ``two_level`` (round robin
   inside fetch groups of ``sm.scheduler.group_warps`` warps, moving to the next group only
   when no warp of the current one can issue; Narasiman et al., MICRO 2011).
+* A warp issues its instructions in the order ptxas scheduled them inside a straight-line
+  region (:attr:`gpusim.sass.KernelSass.order`: a load ptxas hoisted above an earlier add
+  issues first, so both loads are in flight), and across regions in program order;
+  without a SASS listing, in program order.
 * A warp may issue when every register its next instruction reads or writes
   is ready (a scoreboard per warp), the instruction's unit pipe is free (one
   pipe per class per scheduler, busy ``issue_interval`` cycles per warp
@@ -66,6 +70,9 @@ REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scorebo
 _R = {r: i for i, r in enumerate(REASONS)}
 #: Folded (zero-cycle) instructions a scheduler issues in one cycle before time moves on (a guard).
 _MAX_FOLDED = 64
+#: Queued outcomes of a warp the scheduler looks through for the one ptxas scheduled first (a
+#: bound on the search, not a hardware fact: the suite's straight-line regions are shorter).
+_WINDOW = 32
 
 
 class IssueEvent(NamedTuple):
@@ -139,7 +146,7 @@ class Warp:
     """
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
-                 "timed", "done", "lanes", "waiting", "mem_steps")
+                 "timed", "done", "lanes", "waiting", "mem_steps", "qidx")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: "Launch"):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -153,6 +160,7 @@ class Warp:
         self.lanes = min(32, launch.grid.threads_per_block - 32 * wid)
         self.waiting = False
         self.mem_steps = 0  # global load and store instructions issued (for the sampler's shadow CTAs)
+        self.qidx = 0  # which queued outcome issues next (> 0: one ptxas scheduled earlier)
 
 
 class Scheduler:
@@ -338,7 +346,7 @@ class SM:
         first = w.last_issue + 1
         dep = min(max(w.dep_ready, first), now)
         dep_reason = w.dep_reason
-        stalls = launch.stalls[w.pc]
+        stalls = launch.stalls[w.timed.pc]
         segs = [] if launch.events is not None else None
         if dep > first:
             stalls[_R[dep_reason]] += dep - first
@@ -357,7 +365,9 @@ class SM:
         sched.last = w
 
         cta = w.cta
-        _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw)  # a Step
+        _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw, w.qidx)  # a Step
+        if w.qidx:  # issued ahead of its turn: the warp's next instruction in program order is unchanged
+            next_pc = cta.stepper.warp_pc(w.gw)
         timed = w.timed
         slots = timed.slots
         if timed.skip_slots and taken == active:  # an if-converted branch all threads took
@@ -416,8 +426,13 @@ class SM:
         return slots
 
     def _next(self, w: Warp, floor: float, reason: str) -> None:
-        """Look up what the warp's next instruction waits for."""
-        timed = w.timed = self.launch.timed[w.pc]
+        """Choose the warp's next instruction (:meth:`_sass_next`) and look up what it waits for."""
+        launch = self.launch
+        if launch.block:
+            w.qidx, pc = self._sass_next(w)
+        else:
+            pc = w.pc
+        timed = w.timed = launch.timed[pc]
         t = floor
         pend = w.pend
         for r in timed.regs:
@@ -425,6 +440,30 @@ class SM:
             if p is not None and p[0] > t:
                 t, reason = p
         w.dep_ready, w.dep_reason = t, reason
+
+    def _sass_next(self, w: Warp) -> tuple[int, int]:
+        """Which of the warp's queued outcomes issues next, as (queue index, PC): the one ptxas
+        scheduled first (:attr:`gpusim.sass.KernelSass.order`) among the next outcomes of the
+        same straight-line region (:attr:`~gpusim.sass.KernelSass.block`), at most
+        :data:`_WINDOW` ahead; a branch, barrier or exit issues only in program order. With
+        nothing queued, the warp's next PC."""
+        q = w.cta.stepper.queued[w.gw]
+        if not q:
+            return 0, w.pc
+        launch = self.launch
+        order, block, ends = launch.order, launch.block, launch.region_end
+        pc0 = q[0][0]
+        if pc0 >= len(block) or ends[pc0]:
+            return 0, pc0
+        best, best_i, b, prev = order[pc0], 0, block[pc0], pc0
+        for i in range(1, min(len(q), _WINDOW)):
+            pc = q[i][0]
+            if pc <= prev or pc >= len(block) or block[pc] != b or ends[pc]:
+                break
+            if order[pc] < best:
+                best, best_i = order[pc], i
+            prev = pc
+        return best_i, q[best_i][0]
 
     def _release(self, cta: CTA, now: int) -> None:
         """A barrier of ``cta`` completed: its waiting warps go on after the sync latency."""
