@@ -8,7 +8,8 @@ matches on) and the checks that need a whole point (launch fields on suite cases
 configuration names or override paths, unreadable argument strings).
 
 Order: for each kernel in file order, the cross product of the axes (``[sweep]`` parameters in
-file order, then each ``[[zip]]`` group as one axis, the last axis varying fastest), then the
+the order of :data:`~gpusim.sweep.spec.PARAMS`, then its ``set.*`` paths in file order, then each
+``[[zip]]`` group as one axis; the last axis varies fastest), then the
 explicit ``[[points]]`` in file order for every kernel they apply to. Precedence, lowest first:
 built-in defaults (gpu ``h100``, mode ``timing``, sampling on, seed 0, no dynamic shared memory),
 the kernel's own definition, ``[fixed]``, the axes, an explicit point.
