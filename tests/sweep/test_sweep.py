@@ -273,3 +273,21 @@ def test_subcommand_words_are_not_files(tmp_path, capsys):
     assert shorthand(["sweep", "plot", "r", "--x", "b"]) == ["sweep", "plot", "r", "--x", "b"]
     assert main(["sweep", str(tmp_path / "missing.toml")]) == 2
     assert f"{tmp_path / 'missing.toml'}: no such experiment file" in capsys.readouterr().err
+
+
+def test_validate_simulate_many_uses_the_same_runner():
+    import re
+
+    from validation.simulate import simulate_many
+
+    runs = [("reduce_v1", 2048), ("reduce_v3", 2048)]
+    lines1, lines2 = [], []
+    one = simulate_many(runs, jobs=1, progress=lines1.append)
+    two = simulate_many(runs, jobs=2, progress=lines2.append)
+    assert list(one) == runs and sorted(two) == runs
+    for k in runs:
+        assert one[k]["error"] is None and two[k]["error"] is None
+        assert [x["cycles"] for x in one[k]["launches"]] == [x["cycles"] for x in two[k]["launches"]]
+        assert one[k]["outputs"].keys() == two[k]["outputs"].keys()
+    pat = r"\[\d/2\] simulated reduce_v[13] n=2048: 1 launch\(es\) \(\d+\.\d s; \d+ s elapsed\)"
+    assert all(re.fullmatch(pat, ln) for ln in lines1 + lines2), lines1 + lines2
