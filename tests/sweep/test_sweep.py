@@ -291,3 +291,25 @@ def test_validate_simulate_many_uses_the_same_runner():
         assert one[k]["outputs"].keys() == two[k]["outputs"].keys()
     pat = r"\[\d/2\] simulated reduce_v[13] n=2048: 1 launch\(es\) \(\d+\.\d s; \d+ s elapsed\)"
     assert all(re.fullmatch(pat, ln) for ln in lines1 + lines2), lines1 + lines2
+
+
+def test_csv_without_pyarrow(tmp_path, monkeypatch):
+    import gpusim.sweep.store as store
+
+    monkeypatch.setattr(store, "have_pyarrow", lambda: False)
+    res = _fake_results(tmp_path)
+    assert sorted(p.name for p in res.iterdir()) == ["points", "results.csv", "sweep.json"]
+    from_csv, from_folder = load(res / "results.csv"), load(res)
+    assert from_csv.rows == from_folder.rows
+    assert from_csv.column("sm__cycles_elapsed.avg") == [9000, 9100, 8000, 8300]
+
+
+def test_cli_workers_starts_a_local_cluster(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    exp = _write(tmp_path, '[[kernels]]\ncase = "reduce_v1"\n[sweep]\nn = [1024, 2048]\n[fixed]\nmode = "functional"\n')
+    assert main(["sweep", str(exp), "--out", str(tmp_path / "d"), "--workers", "2", "--no-progress"]) == 0
+    assert "to run on the Dask cluster at tcp://127.0.0.1:" in capsys.readouterr().out
+    assert main(["sweep", str(exp), "--out", str(tmp_path / "s"), "--jobs", "1", "--no-progress"]) == 0
+    dask, serial = load(tmp_path / "d"), load(tmp_path / "s")
+    assert dask.stable_rows() == serial.stable_rows()
+    assert dask.column("smsp__inst_executed.sum") == [4380, 8760] and dask.column("outputs_ok") == [True, True]
