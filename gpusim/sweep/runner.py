@@ -24,6 +24,7 @@ import time
 import traceback
 import uuid
 import warnings
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from gpusim.errors import GpusimError
@@ -267,6 +268,22 @@ def config_hash(cfg: Any) -> str:
     return hashlib.sha256(cfg.model_dump_json().encode()).hexdigest()[:16]
 
 
+def _materialise(kernel: dict) -> tuple[Path, Path]:
+    """The kernel's PTX text as a file on this worker, at a path fixed by its content
+    (``<tmp>/gpusim-sweep-<sha256[:16]>/<name>.ptx``), written once, atomically."""
+    import tempfile
+
+    digest = hashlib.sha256(kernel["ptx_text"].encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"gpusim-sweep-{digest}"
+    path = folder / (kernel["ptx_name"] or "kernel.ptx")
+    if not path.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{path.name}.{os.getpid()}.tmp"
+        tmp.write_text(kernel["ptx_text"])
+        os.replace(tmp, path)
+    return folder, path
+
+
 def run_point(payload: dict, metrics: list[str]) -> dict[str, Any]:
     """Run one point (:meth:`gpusim.sweep.points.Point.payload`) and return its result row.
 
@@ -305,7 +322,8 @@ def run_point(payload: dict, metrics: list[str]) -> dict[str, Any]:
             else:
                 from gpusim.experiment import build_args, parse_arg
 
-                fn = gpusim.RawModule(code=k["ptx_text"]).get_function(k["kernel"])
+                ptx_path = _materialise(k)[1]
+                fn = gpusim.RawModule(path=ptx_path).get_function(k["kernel"])
                 if p["shared_mem"] > 48 * 1024:  # what a CUDA program opts in to with cudaFuncSetAttribute
                     fn.max_dynamic_shared_size_bytes = p["shared_mem"]
                 specs = [parse_arg(a, f"args[{i}]") for i, a in enumerate(p["args"])]
@@ -322,7 +340,10 @@ def run_point(payload: dict, metrics: list[str]) -> dict[str, Any]:
         extra["error"] = f"{type(exc).__name__}: {exc}".strip()
         extra["traceback"] = traceback.format_exc(limit=-3)
     if caught:
-        extra["warnings"] = "; ".join(dict.fromkeys(str(w.message).split("\n")[0] for w in caught))
+        text = (str(w.message).split("\n")[0] for w in caught)
+        if k["ptx_text"] is not None:  # the worker's copy of the PTX file -> the file's own name
+            text = (t.replace(str(_materialise(k)[1]), k["ptx_name"]) for t in text)
+        extra["warnings"] = "; ".join(dict.fromkeys(text))
     row.update(extra)
     row.update(prov)
     row["host_seconds"] = round(time.perf_counter() - t0, 3)

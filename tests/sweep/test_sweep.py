@@ -35,6 +35,8 @@ n = 4096
 block = [128, 256]
 "set.sm.scheduler.policy" = ["gto", "lrr"]
 """
+# The same and one explicit point on another GPU (whose warnings must not name a worker's temporary file).
+SMALL5 = SMALL + '[[points]]\nblock = 64\ngpu = "a100"\n'
 
 
 def _write(tmp_path: Path, text: str, name: str = "exp.toml") -> Path:
@@ -138,20 +140,21 @@ def test_ptx_launch_shape_and_arg_substitution(tmp_path):
 
 def test_local_processes_and_dask_equal_serial(tmp_path):
     distributed = pytest.importorskip("distributed")
-    exp = _write(tmp_path, SMALL)
+    exp = _write(tmp_path, SMALL5)
     serial = run(exp, tmp_path / "serial", jobs=1, progress=False, echo=lambda m: None)
     procs = run(exp, tmp_path / "procs", jobs=2, progress=False, echo=lambda m: None)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl, \
             distributed.Client(cl) as client:
         dask = run(exp, tmp_path / "dask", client=client, progress=False, echo=lambda m: None)
         assert len(client.scheduler_info()["workers"]) == 2
-    assert len(serial) == 4 and not serial.failures()
+    assert len(serial) == 5 and not serial.failures()
     assert serial.stable_rows() == procs.stable_rows() == dask.stable_rows()
     assert len({r["worker"] for r in dask.rows}) >= 1 and all(r["worker"] != serial.rows[0]["worker"]
                                                               for r in dask.rows)
     cycles = serial.column("sm__cycles_elapsed.avg")
     assert all(isinstance(c, int) and c > 4400 for c in cycles)
-    assert serial.column("launch__block_size") == [128, 128, 256, 256]
+    assert serial.column("launch__block_size") == [128, 128, 256, 256, 64]
+    assert serial.column("gpu") == ["h100"] * 4 + ["a100"]
     assert serial.columns[:3] == ["point", "point_id", "kernel"]
     # the table on disk is the same table
     assert load(serial.path).stable_rows() == serial.stable_rows()
