@@ -50,11 +50,11 @@ def select(res: Results, where: Sequence[str] = ()) -> list[dict]:
 
 
 def _sorted_values(values) -> list:
+    """Distinct values: numbers sorted, anything else in the order of the points."""
     vals = list(dict.fromkeys(v for v in values))
-    try:
+    if _numeric(vals):
         return sorted(vals, key=lambda v: (v is None, v))
-    except TypeError:
-        return sorted(vals, key=lambda v: (v is None, str(v)))
+    return vals
 
 
 def _numeric(values) -> bool:

@@ -316,3 +316,12 @@ def test_cli_workers_starts_a_local_cluster(tmp_path, capsys):
     dask, serial = load(tmp_path / "d"), load(tmp_path / "s")
     assert dask.stable_rows() == serial.stable_rows()
     assert dask.column("smsp__inst_executed.sum") == [4380, 8760] and dask.column("outputs_ok") == [True, True]
+
+
+def test_gpusim_run_experiment_file_as_a_kernel(tmp_path):
+    exp = ROOT / "validation" / "experiments" / "copy_offset.toml"
+    pts = expand(load_spec(_write(tmp_path, f'[[kernels]]\nexperiment = "{exp}"\n[[points]]\n[[points]]\n'
+                                            'block = 128\nthreads = 16384\n')))
+    assert [(p.kernel.name, p.params["grid"], p.params["block"]) for p in pts] == [
+        ("copy_offset", (64,), (256,)), ("copy_offset", (128,), (128,))]
+    assert pts[0].params["args"] == ["f32[16384]:random", "f32[16384]", "u32=16384", "u32=1"]
