@@ -108,7 +108,8 @@ def plot(res: Results, x: str, y: Sequence[str], hue: str | None = None, col: st
     hue, col = _col(res, hue, "--hue"), _col(res, col, "--col")
     data = select(res, where)
     if not data:
-        raise GpusimError("nothing to draw: no point finished without error" + (" and matched --where" if where else ""))
+        raise GpusimError("nothing to draw: no point finished without error"
+                          + (" and matched --where" if where else ""))
     col_vals = _sorted_values(r[col] for r in data) if col else [None]
     hue_vals = _sorted_values(r[hue] for r in data) if hue else [None]
     xs_all = _sorted_values(r[x] for r in data)

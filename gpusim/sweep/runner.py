@@ -291,7 +291,8 @@ def run_point(payload: dict, metrics: list[str]) -> dict[str, Any]:
     per :data:`~gpusim.sweep.spec.DERIVED_METRICS`), ``timed_from`` (``functional``,
     ``detailed``, ``sm_slice`` or ``sm_slice+waves``, of the first launch), ``ctas_simulated_pct``,
     ``sampling_spread_pct``, ``launches``, ``outputs_ok`` (suite cases: outputs equal the numpy
-    oracle), ``warnings`` (what gpusim warned about, e.g. no ptxas register count), ``error`` (``None`` or ``"Type: message"``), ``gpusim_version``, ``config_hash``,
+    oracle), ``warnings`` (what gpusim warned about, e.g. no ptxas register count), ``error``
+    (``None`` or ``"Type: message"``), ``gpusim_version``, ``config_hash``,
     ``run_id`` (new for every execution), ``worker`` (host:pid) and ``host_seconds``. It never
     raises: any failure is reported in ``error``."""
     t0 = time.perf_counter()

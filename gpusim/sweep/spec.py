@@ -171,7 +171,8 @@ class SweepSpec(BaseModel):
         for i, m in enumerate(v):
             if m not in DERIVED_METRICS and not _METRIC.match(m):
                 raise ValueError(f"[{i}] {m!r} is not an Nsight Compute metric name (unit__counter.rollup, e.g. "
-                                 f"sm__cycles_elapsed.avg; '*' patterns allowed) nor one of {', '.join(DERIVED_METRICS)}")
+                                 f"sm__cycles_elapsed.avg; '*' patterns allowed) nor one of "
+                                 f"{', '.join(DERIVED_METRICS)}")
         if len(set(v)) != len(v):
             raise ValueError("a metric is named twice")
         return v

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -15,7 +14,7 @@ import pytest
 from gpusim.cli import main
 from gpusim.errors import GpusimError
 from gpusim.sweep import expand, load, load_spec, run
-from gpusim.sweep.spec import SpecError, parse_spec
+from gpusim.sweep.spec import SpecError
 
 ROOT = Path(__file__).resolve().parents[2]
 MEMORY = ROOT / "gpusim" / "suite" / "ptx" / "memory.ptx"
@@ -325,3 +324,15 @@ def test_gpusim_run_experiment_file_as_a_kernel(tmp_path):
     assert [(p.kernel.name, p.params["grid"], p.params["block"]) for p in pts] == [
         ("copy_offset", (64,), (256,)), ("copy_offset", (128,), (128,))]
     assert pts[0].params["args"] == ["f32[16384]:random", "f32[16384]", "u32=16384", "u32=1"]
+
+
+def test_import_boundaries():
+    code = ("import sys, gpusim.sweep, gpusim.sweep.charts, gpusim.cli.sweep; print(sorted(m for m in "
+            "('simpy', 'cupy', 'dask', 'distributed', 'pyarrow', 'matplotlib', 'gpusim.timing') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+    import re
+
+    banned = re.compile(r"^\s*(from|import)\s+(cupy|simpy|gpusim\.timing|gpusim\.functional)\b", re.M)
+    for path in (ROOT / "gpusim" / "sweep").glob("*.py"):
+        assert not banned.search(path.read_text()), f"{path.name}: {banned.search(path.read_text())[0]}"
