@@ -336,3 +336,17 @@ def test_import_boundaries():
     banned = re.compile(r"^\s*(from|import)\s+(cupy|simpy|gpusim\.timing|gpusim\.functional)\b", re.M)
     for path in (ROOT / "gpusim" / "sweep").glob("*.py"):
         assert not banned.search(path.read_text()), f"{path.name}: {banned.search(path.read_text())[0]}"
+
+
+def test_validate_simulate_many_on_a_dask_scheduler():
+    distributed = pytest.importorskip("distributed")
+    from validation.simulate import simulate_many
+
+    runs = [("reduce_v1", 2048), ("reduce_v3", 2048)]
+    serial = simulate_many(runs, jobs=1, progress=lambda m: None)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+        dask = simulate_many(runs, progress=lambda m: None, scheduler=cl.scheduler_address)
+    assert sorted(dask) == runs
+    for k in runs:
+        assert [x["cycles"] for x in dask[k]["launches"]] == [x["cycles"] for x in serial[k]["launches"]]
+        assert [x["metrics"] for x in dask[k]["launches"]] == [x["metrics"] for x in serial[k]["launches"]]
