@@ -154,6 +154,7 @@ def _table(a: argparse.Namespace) -> int:
 
 
 def _fmt(v):
+    """Floats: 4 significant digits, thousands separated from 100 up to 1e9."""
     if isinstance(v, float):
-        return f"{v:.4g}" if abs(v) < 1e5 else f"{v:.4e}"
+        return f"{v:,.0f}" if 100 <= abs(v) < 1e9 else f"{v:.4g}"
     return "" if v is None else v
