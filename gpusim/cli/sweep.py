@@ -18,6 +18,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from gpusim.errors import GpusimError
@@ -90,8 +91,14 @@ def _run(a: argparse.Namespace) -> int:
 
     if a.retry_failed and not a.resume:
         raise GpusimError("--retry-failed goes with --resume")
-    res = sweep.run(a.experiment, a.out, jobs=a.jobs, scheduler=a.scheduler, workers=a.workers, resume=a.resume,
-                    force=a.force, retry_failed=a.retry_failed, progress=a.progress, echo=print)
+    try:
+        res = sweep.run(a.experiment, a.out, jobs=a.jobs, scheduler=a.scheduler, workers=a.workers,
+                        resume=a.resume, force=a.force, retry_failed=a.retry_failed, progress=a.progress, echo=print)
+    except KeyboardInterrupt:
+        out = a.out or sweep.default_out(a.experiment)
+        print(f"\ninterrupted: the points that finished are in {out}; finish with: gpusim sweep {a.experiment} "
+              f"--out {out} --resume", file=sys.stderr)
+        return 130
     return 1 if res.failures() else 0
 
 
