@@ -169,6 +169,11 @@ def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path, capsys):
     assert [r["error"] is None for r in res.rows] == [True, True, False, False]
     assert res.rows[2]["error"].startswith("LaunchError: ")
     assert "2 failed:" in out and "point 2 (kernel copy): LaunchError" in out
+    before = load(tmp_path / "out").column("run_id")
+    assert main(["sweep", str(exp), "--out", str(tmp_path / "out"), "--resume", "--retry-failed", "--jobs", "1",
+                 "--no-progress"]) == 1
+    after = load(tmp_path / "out").column("run_id")
+    assert after[:2] == before[:2] and after[2] != before[2] and after[3] != before[3]
 
 
 def test_existing_results_are_never_overwritten(tmp_path, capsys):
