@@ -57,6 +57,17 @@ def _sorted_values(values) -> list:
     return vals
 
 
+def _short(v: int) -> str:
+    """Tick label of a large power-of-two-ish size: 65536 -> 64K, 52428800 -> 50M (below 65536: as is)."""
+    if v < 65536:
+        return str(v)
+    for div, unit in ((1 << 30, "G"), (1 << 20, "M"), (1 << 10, "K")):
+        if v >= div and v % (div // 1024 if div > 1024 else div) == 0:
+            q = v / div
+            return f"{q:g}{unit}"
+    return str(v)
+
+
 def _numeric(values) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values if v is not None)
 
@@ -135,7 +146,8 @@ def plot(res: Results, x: str, y: Sequence[str], hue: str | None = None, col: st
                 ax.set_xticks(range(len(xs_all)), [str(v) for v in xs_all])
             elif all(isinstance(v, int) and v > 0 for v in xs_all) and max(xs_all) / min(xs_all) >= 16:
                 ax.set_xscale("log", base=2)
-                ax.set_xticks(xs_all, [str(v) for v in xs_all])
+                ax.set_xticks(xs_all, [_short(v) for v in xs_all])
+                ax.minorticks_off()
             if i == 0 and col:
                 ax.set_title(f"{col}={cv}", fontsize=9)
             if j == 0:
