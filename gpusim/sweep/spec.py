@@ -51,7 +51,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, create_model, field_validator
 
 from gpusim.errors import GpusimError
 
@@ -65,7 +65,19 @@ class SpecError(GpusimError):
 
 PosInt = Annotated[int, Field(ge=1)]
 NonNegInt = Annotated[int, Field(ge=0)]
-Dims = Union[PosInt, Annotated[list[PosInt], Field(min_length=1, max_length=3)]]
+
+
+def _check_dims(v: Any) -> Any:
+    ok = (isinstance(v, int) and not isinstance(v, bool) and v >= 1) or (
+        isinstance(v, list) and 1 <= len(v) <= 3 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 1
+                                                         for x in v))
+    if not ok:
+        raise ValueError("must be a positive integer or a list of 1 to 3 positive integers")
+    return v
+
+
+#: A launch dimension: ``256`` or ``[16, 16]`` (1 to 3 positive integers).
+Dims = Annotated[Union[int, list[int]], PlainValidator(_check_dims)]
 
 #: Metrics kept when the file names none: cycles, time, theoretical and achieved occupancy, hit
 #: rates, DRAM bytes and bandwidth, instructions, and the three most frequent stall reasons
@@ -96,7 +108,7 @@ class Params(BaseModel):
     registers per thread for occupancy (default: ptxas's answer); ``set``: configuration
     overrides by the dotted paths ``--set`` takes."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     block: Dims | None = None
     grid: Dims | None = None
@@ -119,7 +131,7 @@ _axis_fields: dict[str, Any] = {
     name: (Annotated[list[f.annotation.__args__[0]], Field(min_length=1)] | None, None)  # type: ignore[union-attr]
     for name, f in Params.model_fields.items() if name != "set"}
 _axis_fields["set"] = (dict[str, Annotated[list[Any], Field(min_length=1)]], Field(default_factory=dict))
-Axes = create_model("Axes", __config__=ConfigDict(extra="forbid", frozen=True), **_axis_fields)
+Axes = create_model("Axes", __config__=ConfigDict(extra="forbid", frozen=True, strict=True), **_axis_fields)
 Axes.__doc__ = "Swept parameters: one non-empty list of values per parameter (see :class:`Params`)."
 
 
@@ -134,7 +146,7 @@ class KernelSpec(BaseModel):
     TOML of ``gpusim run``. ``args`` use ``gpusim run``'s argument language, with ``{param}``
     replaced by the point's value of that parameter."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     name: str | None = None
     case: str | None = None
@@ -154,7 +166,7 @@ class KernelSpec(BaseModel):
 class SweepSpec(BaseModel):
     """A whole sweep experiment file (see the module docstring)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     name: str = ""
     description: str = ""
@@ -249,7 +261,7 @@ def _format(exc: ValidationError, where: str) -> SpecError:
                 msg += f" (parameters: {', '.join(PARAMS)}, set.<dotted config path>)"
         elif err["type"] == "missing":
             msg = "required field is missing"
-        elif "input" in err and not isinstance(err["input"], (dict, list)):
+        elif "input" in err and not isinstance(err["input"], dict) and len(repr(err["input"])) <= 60:
             msg = f"{msg} (got {err['input']!r})"
         if (path, msg) in seen:
             continue
