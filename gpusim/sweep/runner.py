@@ -85,7 +85,8 @@ class ProcessBackend(Backend):
         super().__init__()
         self.workers = jobs
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        self._pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+        self._pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_die_with_parent,
+                                            initargs=(os.getpid(),))
 
     def imap_unordered(self, fn, calls):
         futures = {self._pool.submit(fn, *call): i for i, call in enumerate(calls)}
@@ -105,6 +106,21 @@ class ProcessBackend(Backend):
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Pool-worker initializer: on Linux, ask the kernel to kill this worker when the process that
+    started it dies (a sweep killed with SIGKILL must not leave workers waiting forever)."""
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return  # not Linux: nothing to ask for
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
 
 
 class DaskBackend(Backend):

@@ -202,19 +202,34 @@ def test_existing_results_are_never_overwritten(tmp_path, capsys):
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
 
 
+def _processes_mentioning(text: str) -> list[int]:
+    pids = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and text in (d / "cmdline").read_bytes().decode(errors="replace"):
+                pids.append(int(d.name))
+        except OSError:
+            continue
+    return pids
+
+
 def test_sigkill_then_resume_recomputes_nothing(tmp_path):
-    # 6 points of ~0.5 s each, run in one process; killed once 2 rows are on disk.
+    # 6 points of ~0.5 s each on 2 local processes; the sweep is killed once 2 rows are on disk.
     body = SMALL.replace("block = [128, 256]", "block = [64, 128, 256]").replace("n = 4096", "n = 16384") \
         .replace("threads = 1024", "threads = 4096")
     exp = _write(tmp_path, body)
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "gpusim", "sweep", str(exp), "--out", str(out), "--jobs", "1", "--no-progress"]
+    cmd = [sys.executable, "-m", "gpusim", "sweep", str(exp), "--out", str(out), "--jobs", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     while time.time() < deadline and len(list((out / "points").glob("*.json"))) < 2:
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
+    deadline = time.time() + 10  # its worker processes die with it
+    while _processes_mentioning(str(out)) and time.time() < deadline:
+        time.sleep(0.1)
+    assert _processes_mentioning(str(out)) == []
     before = {r["point_id"]: r["run_id"] for r in load(out).rows}
     assert 2 <= len(before) < 6, "the sweep finished before it could be killed"
     assert not (out / "results.parquet").exists()
