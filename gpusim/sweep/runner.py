@@ -57,7 +57,8 @@ class Backend:
 
     def imap_unordered(self, fn: Callable, calls: Iterable[tuple]) -> Iterator[tuple[int, Any]]:
         """Yield ``(i, fn(*calls[i]))`` for every call, in finishing order. An exception raised by
-        ``fn`` propagates (``run_point`` never raises; its errors are in its rows)."""
+        ``fn`` propagates (the Dask back end raises it as GpusimError; ``run_point`` never raises:
+        its errors are in its rows)."""
         for i, call in enumerate(calls):
             yield i, fn(*call)
 
@@ -162,7 +163,12 @@ class DaskBackend(Backend):
         futures = [self.client.submit(fn, *call, pure=False) for call in calls]
         index = {f.key: i for i, f in enumerate(futures)}
         try:
-            for fut, result in self._distributed.as_completed(futures, with_results=True):
+            for fut in self._distributed.as_completed(futures):
+                try:
+                    result = fut.result()
+                except Exception as exc:  # KilledWorker, a lost connection: the cluster's trouble, not a point's
+                    raise GpusimError(f"a Dask task failed ({type(exc).__name__}: {exc}); the points finished so far "
+                                      "are kept") from None
                 yield index[fut.key], result
         finally:
             self.client.cancel([f for f in futures if not f.done()])

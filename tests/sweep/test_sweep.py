@@ -152,6 +152,12 @@ def test_local_processes_and_dask_equal_serial(tmp_path):
             distributed.Client(cl) as client:
         dask = run(exp, tmp_path / "dask", client=client, progress=False, echo=lambda m: None)
         assert len(client.scheduler_info()["workers"]) == 2
+        import operator
+
+        from gpusim.sweep.runner import backend
+
+        with backend(client=client) as be, pytest.raises(GpusimError, match=r"a Dask task failed \(ZeroDivisionError"):
+            list(be.imap_unordered(operator.truediv, [(1, 0)]))
     assert len(serial) == 5 and not serial.failures()
     assert serial.stable_rows() == procs.stable_rows() == dask.stable_rows()
     assert len({r["worker"] for r in dask.rows}) >= 1 and all(r["worker"] != serial.rows[0]["worker"]
