@@ -4,4 +4,5 @@ import sys
 
 from gpusim.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # guarded: worker processes started by 'spawn' (Dask) import this module
+    sys.exit(main())

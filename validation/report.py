@@ -253,14 +253,15 @@ def _sweep_summary(sweep_res: list[dict]) -> dict:
 
 def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", overrides: dict | None = None,
           max_threads: int = 1 << 17, jobs: int = 1, progress: Callable[[str], None] = print,
-          sims: dict | None = None, tiers=TIERS) -> dict:
+          sims: dict | None = None, tiers=TIERS, scheduler: str | None = None) -> dict:
     """Simulate the hardware runs and score them; return the report's data (JSON-ready, no PNGs).
 
     ``hw``: :func:`validation.hardware.load`'s result. ``cases``: restrict to these suite
     cases (None: all that the hardware data holds, plus every sweep's). ``sweep_names``: sweeps
     to draw (None: all). ``max_threads``: runs with a larger launch belong to the scale tier.
     ``tiers``: the tiers (:data:`TIERS`) to simulate and score; scale-tier runs are timed with
-    the sampled engine. ``sims``: precomputed :func:`validation.simulate.simulate_many`
+    the sampled engine. ``scheduler``: simulate on the Dask cluster at this address instead of
+    ``jobs`` local processes. ``sims``: precomputed :func:`validation.simulate.simulate_many`
     results (tests). Raises GpusimError when nothing is left to simulate.
     """
     from gpusim import config as gpu_config
@@ -283,7 +284,7 @@ def build(hw: dict, cases=None, sweep_names=None, config: str = "h100", override
         progress(f"simulating {len(order)} runs ({sum(len(v) for v in runs.values())} launches) on '{config}'"
                  f"{' with overrides ' + json.dumps(overrides) if overrides else ''}, {jobs} process(es) ...")
         sims = simulate_many(order, config, overrides, jobs, progress, experiments=hw.get("experiments"),
-                             sampled={k for k in runs if tier[k] == "scale"})
+                             sampled={k for k in runs if tier[k] == "scale"}, scheduler=scheduler)
     sim_seconds = time.perf_counter() - t0
     rows, rows_by_key, failed = [], {}, []
     for (case, n), hw_l in sorted(runs.items()):

@@ -2,7 +2,8 @@
 
 Owns: :func:`simulate_run` (one (case, n) on a configuration with overrides -> per-launch
 cycles, Nsight-named metrics, occupancy, and the outputs) and :func:`simulate_many`
-(a process pool with progress lines). Outputs come from the same timing-mode run (the
+(progress lines over :func:`gpusim.sweep.runner.backend`, the parallel back end that
+``gpusim sweep`` uses too: local processes or a Dask cluster). Outputs come from the same timing-mode run (the
 timing engine executes the functional engine's semantics, so they are the functional
 outputs too).
 
@@ -11,8 +12,6 @@ Imports gpusim (its engines, simpy through timing mode); must not import cupy.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import multiprocessing
 import time
 import traceback
 from typing import Callable, Iterable
@@ -70,12 +69,16 @@ def _one(case: str, n: int, config: str, overrides: dict | None, experiments: di
 
 def simulate_many(runs: Iterable[tuple[str, int]], config: str = "h100", overrides: dict | None = None,
                   jobs: int = 1, progress: Callable[[str], None] = print,
-                  experiments: dict | None = None, sampled: set | None = None) -> dict[tuple[str, int], dict]:
-    """:func:`simulate_run` for every (case, n), ``jobs`` processes at a time, in the given order
-    (put the slowest first); prints one progress line per finished run with a count and the
-    elapsed time. A case named in ``experiments`` (a hardware bundle's ``experiments``: a user's
-    PTX + experiment TOML) runs through :func:`validation.experiment.simulate`. Runs in
-    ``sampled`` (a set of (case, n)) use the sampled engine. Returns {(case, n): result}."""
+                  experiments: dict | None = None, sampled: set | None = None,
+                  scheduler: str | None = None) -> dict[tuple[str, int], dict]:
+    """:func:`simulate_run` for every (case, n), ``jobs`` processes at a time (or on the Dask
+    cluster whose scheduler is at ``scheduler``), in the given order (put the slowest first);
+    prints one progress line per finished run with a count and the elapsed time. A case named in
+    ``experiments`` (a hardware bundle's ``experiments``: a user's PTX + experiment TOML) runs
+    through :func:`validation.experiment.simulate`. Runs in ``sampled`` (a set of (case, n)) use
+    the sampled engine. Returns {(case, n): result}."""
+    from gpusim.sweep.runner import backend
+
     sampled = sampled or set()
     runs = list(runs)
     out: dict[tuple[str, int], dict] = {}
@@ -87,14 +90,8 @@ def simulate_many(runs: Iterable[tuple[str, int]], config: str = "h100", overrid
         progress(f"[{len(out)}/{len(runs)}] simulated {res['case']} n={res['n']}: {status} "
                  f"({res['host_seconds']:.1f} s; {time.perf_counter() - t0:.0f} s elapsed)")
 
-    if jobs <= 1:
-        for case, n in runs:
-            note(_one(case, n, config, overrides, experiments, (case, n) in sampled))
-        return out
-    ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = [pool.submit(_one, case, n, config, overrides, experiments, (case, n) in sampled)
-                   for case, n in runs]
-        for fut in cf.as_completed(futures):
-            note(fut.result())
+    calls = [(case, n, config, overrides, experiments, (case, n) in sampled) for case, n in runs]
+    with backend(None if scheduler else max(1, jobs), scheduler=scheduler) as be:
+        for _, res in be.imap_unordered(_one, calls):
+            note(res)
     return out

@@ -16,7 +16,7 @@ import sys
 __all__ = ["main"]
 
 #: Sub-command modules, in the order ``gpusim --help`` lists them.
-_COMMANDS = ("run", "isa", "occupancy", "validate", "calibrate", "trace", "report", "diagram", "source")
+_COMMANDS = ("run", "isa", "occupancy", "validate", "sweep", "calibrate", "trace", "report", "diagram", "source")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,8 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gpusim`` script; returns the process exit status."""
     from gpusim.errors import USER_ERRORS
 
+    from gpusim.cli.sweep import shorthand
+
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(shorthand(list(sys.argv[1:] if argv is None else argv)))
     if not getattr(args, "func", None):
         parser.print_help()
         return 0

@@ -61,6 +61,9 @@ def register(sub) -> None:
     p.add_argument("--max-threads", type=int, default=1 << 17,
                    help="runs with a launch of more than this many threads belong to the scale tier (default 131072)")
     p.add_argument("--jobs", type=int, default=1, help="simulator processes in parallel (default 1)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="simulate on the Dask cluster whose scheduler is at "
+                   "tcp://HOST:PORT instead of --jobs local processes (needs the dist extra; same runner as "
+                   "gpusim sweep)")
     p.add_argument("--force", action="store_true", help="replace existing report files in --out")
     p.set_defaults(func=run)
 
@@ -138,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
 
     result = report.build(hw, cases=cases if (args.cases or args.sweeps) else None, sweep_names=selected_sweeps,
                           config=base, overrides=overrides, max_threads=args.max_threads, jobs=args.jobs,
-                          progress=_progress, tiers=report.TIERS if args.tier == "all" else (args.tier,))
+                          progress=_progress, tiers=report.TIERS if args.tier == "all" else (args.tier,),
+                          scheduler=args.scheduler)
     paths = report.write(result, out, force=args.force)
     s = result["summary"]
     print(f"report: {paths['html']}\nraw JSON: {paths['json']}")
