@@ -86,6 +86,14 @@ class Launch:
         self.block = sass.block if sass is not None else ()
         self.region_end = [ins.spec.kind in _IN_ORDER and not (ins.spec.kind is Kind.BRA and sass.skip[pc] >= 0)
                            for pc, ins in enumerate(kernel.instrs)] if self.block else []
+        # Per PC: whether a later PC of its region was scheduled before it (else it issues in order).
+        self.overtaken = [False] * len(self.block)
+        low = None
+        for pc in range(len(self.block) - 1, -1, -1):
+            if pc + 1 == len(self.block) or self.block[pc + 1] != self.block[pc] or self.region_end[pc + 1]:
+                low = None
+            self.overtaken[pc] = low is not None and low < self.order[pc]
+            low = self.order[pc] if low is None else min(low, self.order[pc])
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.stats = memory_counters()

@@ -453,7 +453,7 @@ class SM:
         launch = self.launch
         order, block, ends = launch.order, launch.block, launch.region_end
         pc0 = q[0][0]
-        if pc0 >= len(block) or ends[pc0]:
+        if pc0 >= len(block) or ends[pc0] or not launch.overtaken[pc0]:
             return 0, pc0
         best, best_i, b, prev = order[pc0], 0, block[pc0], pc0
         for i in range(1, min(len(q), _WINDOW)):
