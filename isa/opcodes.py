@@ -424,7 +424,7 @@ _ROWS = [
            mods=frozenset({"cta", "gl", "sys"}), n_types=(0,)),
     OpSpec("fence", Kind.FENCE, "sync", frozenset(), (0,), "memory fence; ordering only (9.7.13.4)",
            mods=frozenset({"sc", "acq_rel", "cta", "cluster", "gpu", "sys"}), n_types=(0,)),
-    OpSpec("shfl", Kind.SHFL, "lsu", frozenset({"b32"}), (5,), "d = a from another lane of the warp; p = source lane in range (9.7.9.6)",
+    OpSpec("shfl", Kind.SHFL, "shfl", frozenset({"b32"}), (5,), "d = a from another lane of the warp; p = source lane in range (9.7.9.6)",
            mods=frozenset({"sync", "up", "down", "bfly", "idx"}), required=(frozenset({"sync"}), frozenset({"up", "down", "bfly", "idx"}))),
     OpSpec("vote", Kind.VOTE, "alu", frozenset({"pred", "b32"}), (3,), "all/any/uni of a predicate over the warp, or its ballot (9.7.13.9)",
            mods=frozenset({"sync", "all", "any", "uni", "ballot"}), required=(frozenset({"sync"}), frozenset({"all", "any", "uni", "ballot"}))),

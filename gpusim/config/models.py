@@ -35,7 +35,7 @@ __all__ = [
 
 #: Functional-unit classes, as the ISA's opcode table names them (``isa.Unit``
 #: plus ``fp64``). A configuration must give a :class:`UnitSpec` for each.
-UNIT_NAMES: tuple[str, ...] = ("alu", "fma", "fp64", "sfu", "lsu", "branch", "sync")
+UNIT_NAMES: tuple[str, ...] = ("alu", "fma", "fp64", "sfu", "lsu", "shfl", "branch", "sync")
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -122,6 +122,9 @@ class SMSpec(BaseModel):
     cta_launch_cycles: int = _int(
         "timing model: cycles from a CTA's retirement until its SM may start the next CTA of the grid, cycles",
         ge=0)
+    barrier_arrive_cycles: float = Field(
+        ..., ge=0, description="timing model: SM cycles the SM's barrier unit takes to count one warp's arrival "
+        "at a bar.sync (the barrier's cost grows by this per warp of the CTA), cycles")
     scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
     units: dict[str, UnitSpec] = Field(
         ...,

