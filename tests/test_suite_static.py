@@ -253,3 +253,11 @@ def test_recorded_h100_outputs_match_oracle(name):
         run.outputs = {key: saved[f"{name}/{key}"] for key in run.expected}
     ok, message = check(run)
     assert ok, message
+
+
+def test_gpusim_run_refuses_a_size_a_case_cannot_run_in_one_line(capsys):
+    from gpusim.cli import main
+
+    assert main(["run", "--case", "warp_scan", "-n", "3000"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == "gpusim run: error: -n 3000: warp_scan: n=3000 must be a multiple of 32 (whole warps)"

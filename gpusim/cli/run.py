@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------- suite cases
 def _run_suite(args: argparse.Namespace) -> int:
-    from gpusim.suite import CASES, check, run_case
+    from gpusim.suite import CASES, SizeError, check, run_case
 
     if args.list:
         rows = [(c.name, c.group, c.kernel, c.default_n, c.n_means, c.doc) for c in CASES.values()]
@@ -113,7 +113,10 @@ def _run_suite(args: argparse.Namespace) -> int:
     with dev:
         for case in cases:
             t0 = time.perf_counter()
-            r = run_case(case, gpusim, args.n, args.seed)
+            try:
+                r = run_case(case, gpusim, args.n, args.seed)
+            except SizeError as exc:
+                raise GpusimError(f"-n {args.n}: {exc}") from None
             seconds = time.perf_counter() - t0
             ok, msg = check(r)
             failed += not ok

@@ -52,12 +52,16 @@ from typing import Any, Callable
 import numpy as np
 
 __all__ = [
-    "Case", "CaseRun", "CASES", "GROUPS", "SUITE_DIR", "PTX_DIR", "CUDA_DIR",
+    "SizeError", "Case", "CaseRun", "CASES", "GROUPS", "SUITE_DIR", "PTX_DIR", "CUDA_DIR",
     "ptx_path", "cuda_path", "run_case", "compare", "check", "DryRun",
     "entry_params", "TIMING_SIZES", "SCALE_SIZES", "COPY_OCCUPANCY_SMEM", "copy_occupancy_smem",
 ]
 
 SUITE_DIR = pathlib.Path(__file__).resolve().parent
+
+
+class SizeError(ValueError):
+    """A suite case cannot run at the problem size ``n`` it was given (the message says why)."""
 PTX_DIR = SUITE_DIR / "ptx"
 CUDA_DIR = SUITE_DIR / "cuda"
 
@@ -466,7 +470,7 @@ def _run_matmul_tiled(xp, n, rng):
 
 def _run_matmul_regtile(xp, n, rng):
     if n % 4:
-        raise ValueError(f"matmul_regtile: n={n} must be a multiple of V=4")
+        raise SizeError(f"matmul_regtile: n={n} must be a multiple of V=4")
     a, b = _matmul_inputs(rng, n)
     L = _Launcher(xp, "matmul.ptx")
     d_a, d_b = L.upload("A", a), L.upload("B", b)
@@ -478,7 +482,7 @@ def _run_matmul_regtile(xp, n, rng):
 
 def _run_matmul_smem_regtile(xp, n, rng):
     if n % 64:
-        raise ValueError(f"matmul_smem_regtile: n={n} must be a multiple of L=64")
+        raise SizeError(f"matmul_smem_regtile: n={n} must be a multiple of L=64")
     at, b = _matmul_inputs(rng, n)
     L = _Launcher(xp, "matmul.ptx")
     d_at, d_b = L.upload("At", at), L.upload("B", b)
@@ -538,7 +542,7 @@ def _run_copy_stride(xp, n, rng):
 
 def _run_copy_vec4(xp, n, rng):
     if n % 4:
-        raise ValueError(f"copy_vec4: n={n} must be a multiple of 4 (float4 elements)")
+        raise SizeError(f"copy_vec4: n={n} must be a multiple of 4 (float4 elements)")
     a = _uniform_f32(rng, n)
     L = _Launcher(xp, "memory.ptx")
     d_a = L.upload("a", a)
@@ -685,7 +689,7 @@ def _run_divergent_loop(xp, n, rng):
 
 def _whole_warps(name: str, n: int) -> None:
     if n % 32:
-        raise ValueError(f"{name}: n={n} must be a multiple of 32 (whole warps)")
+        raise SizeError(f"{name}: n={n} must be a multiple of 32 (whole warps)")
 
 
 def _run_warp_vote(xp, n, rng):
@@ -736,7 +740,7 @@ _SHARED_STRIDES = (1, 2, 4, 32, 33)
 
 def _run_shared_stride(xp, n, rng):
     if n % 1024:
-        raise ValueError(f"shared_stride: n={n} must be a multiple of 1024 (one buffer per block)")
+        raise SizeError(f"shared_stride: n={n} must be a multiple of 1024 (one buffer per block)")
     a = _uniform_f32(rng, n)
     blocks = n // 1024
     L = _Launcher(xp, "shared.ptx")
@@ -857,7 +861,7 @@ def copy_occupancy_smem(blocks_per_sm: int) -> int:
     smem = min(s_cta - _H100_SMEM_RESERVED_PER_BLOCK, _H100_SMEM_OPTIN)
     alloc = _cdiv(smem + _H100_SMEM_RESERVED_PER_BLOCK, _H100_SMEM_GRANULE) * _H100_SMEM_GRANULE
     if smem < 0 or _H100_SMEM_PER_SM // alloc != k:
-        raise ValueError(f"no dynamic shared memory size gives {k} blocks of {_OCC_BLOCK} threads per H100 SM")
+        raise SizeError(f"no dynamic shared memory size gives {k} blocks of {_OCC_BLOCK} threads per H100 SM")
     return smem
 
 
@@ -870,7 +874,7 @@ COPY_OCCUPANCY_SMEM: dict[int, int] = {k: copy_occupancy_smem(k) for k in _OCC_B
 def _copy_vec4_launches(xp, n, rng, case: str, launches: list[tuple[str, int, int]]):
     """Copy the same n floats with copy_vec4 once per ``(output name, block, dynamic smem)``."""
     if n % 4:
-        raise ValueError(f"{case}: n={n} must be a multiple of 4 (float4 elements)")
+        raise SizeError(f"{case}: n={n} must be a multiple of 4 (float4 elements)")
     a = _uniform_f32(rng, n)
     L = _Launcher(xp, "memory.ptx")
     d_a = L.upload("a", a)
