@@ -31,17 +31,17 @@ DATA = ROOT / "validation" / "reports" / "h100" / "pipe_latency"
 OUT = ROOT / "benchmarks" / "results" / "pipe_latency_h100.md"
 
 import gpusim  # noqa: E402
+import l1_stride  # noqa: E402
 from pipe_latency import PTX, STEPS, launches  # noqa: E402
 
 
-def hardware() -> dict[str, float] | None:
-    """``{label: sm__cycles_elapsed.avg}`` from the probe's ncu run, or None before it ran."""
-    path = DATA / "pipe_latency.csv"
+def hardware(path: pathlib.Path = DATA / "pipe_latency.csv", labels=None) -> dict[str, float] | None:
+    """``{label: sm__cycles_elapsed.avg}`` from a probe's ncu run, or None before it ran."""
     if not path.exists():
         return None
     lines = [x for x in path.read_text().splitlines() if not x.startswith("==")]
     rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines))) if r["ID"]]  # not the units row
-    labels = [lab for lab, *_ in launches()]
+    labels = labels or [lab for lab, *_ in launches()]
     if len(rows) != len(labels):
         raise SystemExit(f"{path}: {len(rows)} ncu rows for {len(labels)} launches")
     return {lab: float(r["sm__cycles_elapsed.avg"].replace(",", "")) for lab, r in zip(labels, rows)}
@@ -56,6 +56,11 @@ def simulate(overrides: dict) -> dict[str, float]:
         for label, kern, block, k, extra in launches():
             r = mod.get_function(kern)((1,), (block,), (np.int32(k), *[np.int32(x) for x in extra], out))
             sim[label] = float(r.cycles)
+        f = gpusim.RawModule(path=str(l1_stride.PTX)).get_function("l1_stride")
+        a = gpusim.asarray(np.ones(32 * max(l1_stride.STRIDES) + 64, np.float32))
+        out = gpusim.zeros(1024, np.float32)
+        for label, stride, k in l1_stride.launches():
+            sim[label] = float(f((1,), (1024,), (a, np.int32(k), np.int32(stride), out)).cycles)
     return sim
 
 
@@ -80,6 +85,16 @@ def main() -> None:
             lines.append(f"| {lab} | {h:.1f} | {s:.1f} | {s / h:.2f} | {hw[f'{lab} k{k1}']:,.0f} | {sim[f'{lab} k{k1}']:,.0f} |")
         else:
             lines.append(f"| {lab} | - | {s:.1f} | - | - | {sim[f'{lab} k{k1}']:,.0f} |")
+    hw1 = hardware(ROOT / "validation" / "reports" / "h100" / "l1_stride" / "l1_stride.csv",
+                   [lab for lab, *_ in l1_stride.launches()])
+    lines += ["", "L1 hits by lane stride (`validation/probes/l1_stride.py`): 32 warps of one CTA, cycles per "
+              "warp-load = slope over k / 32.", "",
+              "| stride (floats) | H100 cycles/warp-load | gpusim | sim / H100 |", "|---:|---:|---:|---:|"]
+    for stride in l1_stride.STRIDES:
+        a, b = f"l1_stride s{stride} k{k0}", f"l1_stride s{stride} k{k1}"
+        s_ = (sim[b] - sim[a]) / (k1 - k0) / 32
+        h_ = (hw1[b] - hw1[a]) / (k1 - k0) / 32 if hw1 else float("nan")
+        lines.append(f"| {stride} | {h_:.1f} | {s_:.1f} | {s_ / h_:.2f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if hw:

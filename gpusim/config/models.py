@@ -199,6 +199,9 @@ class L1Spec(BaseModel):
     sector_bytes: int = _int("sector size (smallest unit filled from L2), bytes", ge=1)
     latency_cycles: int = _int("load-to-use latency of a global load that hits in L1, SM cycles", ge=1)
     mshrs: int = _int("miss-status holding registers (outstanding line misses) per SM, entries", ge=1)
+    tag_lines_per_cycle: float = Field(
+        ..., gt=0, description="timing model: distinct 128-byte lines the L1's tag stage looks up a cycle for "
+        "one global or local load; the data stage's bank wavefronts (shared memory's rule) bound it too, lines/cycle")
 
     @property
     def size_bytes(self) -> int:

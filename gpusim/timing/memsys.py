@@ -145,15 +145,16 @@ class MemorySystem:
         self.dram_bpc = cfg.dram.bandwidth_bytes_per_s * cfg.dram.efficiency / cfg.clock_hz
         self.granule = cfg.dram.access_granularity_bytes
         self.lat_l1, self.lat_l2, self.lat_dram = cfg.l1.latency_cycles, cfg.l2.latency_cycles, cfg.dram.latency_cycles
+        self.tag_lines = cfg.l1.tag_lines_per_cycle
         self.count = collections.Counter()
         #: When a dict, loads and atomics record where each 32 B sector was served:
         #: sector number (address // 32) -> ``"L1"``, ``"L2"`` or ``"DRAM"`` (for the diagrams).
         self.served: dict[int, str] | None = None
 
     # ---------------------------------------------------------------- servers
-    def _l1_stage(self, sm: int, now: int, n_lines: int) -> int:
+    def _l1_stage(self, sm: int, now: int, cycles: float) -> float:
         t = max(now, self.l1_free[sm])
-        self.l1_free[sm] = t + n_lines
+        self.l1_free[sm] = t + cycles
         return t
 
     def _l2_serve(self, t: float, n_sectors: int) -> float:
@@ -209,11 +210,18 @@ class MemorySystem:
         return done
 
     # ---------------------------------------------------------------- accesses
-    def load(self, sm: int, now: int, sectors: np.ndarray, cache_l1: bool = True) -> float:
-        """A warp's global (or local) load; returns the cycle its data is ready."""
+    def load(self, sm: int, now: int, sectors: np.ndarray, cache_l1: bool = True,
+             wavefronts: int | None = None) -> float:
+        """A warp's global (or local) load; returns the cycle its data is ready.
+
+        The L1 takes ``max(wavefronts, lines / l1.tag_lines_per_cycle)`` cycles for it: the data
+        stage's bank wavefronts (``wavefronts``, shared memory's rule; None counts a cycle per
+        line) or the tag stage's lookups, whichever is longer (measured on the H100:
+        ``validation/probes/l1_stride.py``)."""
         lines, masks = _lines(sectors)
         c = self.count
-        t = self._l1_stage(sm, now, len(lines))
+        stage = len(lines) if wavefronts is None else max(wavefronts, len(lines) / self.tag_lines)
+        t = self._l1_stage(sm, now, stage)
         n = len(sectors)
         c["l1_ld_sectors"] += n
         dram_before = c["dram_read_bytes"]

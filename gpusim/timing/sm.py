@@ -115,6 +115,19 @@ class IssueEvent(NamedTuple):
     slots: int = 1
 
 
+def _data_wavefronts(addrs: np.ndarray, acc) -> int:
+    """The L1 data stage's wavefronts for one warp's global or local load: shared memory's bank
+    rule (:func:`gpusim.memmodel.shared_wavefronts`) over the lanes' byte addresses, as the
+    H100's ``l1tex__data_pipe_lsu_wavefronts.sum`` counts them for loads of 1 to 32 lines
+    (``validation/probes/l1_stride.py``)."""
+    rows = np.zeros((1, 32), np.int64)
+    act = np.zeros((1, 32), np.bool_)
+    lane = acc.lanes & 31
+    rows[0, lane] = (addrs - (addrs.min() & ~np.uint64(127))).astype(np.int64)
+    act[0, lane] = True
+    return int(shared_wavefronts(rows, max(1, acc.width), True, act).wavefronts[0])
+
+
 class CTA:
     """A resident thread block: its functional state and its warps.
 
@@ -518,7 +531,8 @@ class SM:
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
             sectors = np.unique(a >> np.uint64(5)).astype(np.int64)
             if acc.op == "ld":
-                t = mem.load(self.index, now, sectors, w.timed.cache_l1)
+                wf = None if acc.space == "local" else _data_wavefronts(a, acc)  # local: lane-interleaved
+                t = mem.load(self.index, now, sectors, w.timed.cache_l1, wf)
             elif acc.op == "st":
                 t = mem.store(self.index, now, sectors)
             else:

@@ -252,3 +252,17 @@ def test_the_block_scheduler_dispatches_one_cta_per_cta_dispatch_cycles():
     assert cycles(8192) - cycles(4096) == pytest.approx(4096 * 1.2, rel=0.02)
     assert cycles(8192, cta_dispatch_cycles=2.4) - cycles(4096, cta_dispatch_cycles=2.4) == pytest.approx(
         4096 * 2.4, rel=0.02)
+
+
+@pytest.mark.parametrize("stride,cycles", [(32, 32.0), (40, 10.0), (48, 16.0)])
+def test_l1_hit_throughput_is_the_longer_of_bank_wavefronts_and_tag_lookups(stride, cycles):
+    """32 warps load a[lane * stride + (i & 31)] (L1 hits): 32 distinct lines take 32 / 3.2 = 10
+    tag cycles, and stride 32 / 48 floats put 32 / 16 lanes' words in one bank (the H100's
+    9.8, 32.1 and 16.2 cycles: validation/probes/l1_stride.py)."""
+    ptx = pathlib.Path(__file__).resolve().parents[2] / "validation" / "probes" / "l1_stride.ptx"
+    with gpusim.Device("h100", mode="timing"):
+        f = gpusim.RawModule(path=str(ptx)).get_function("l1_stride")
+        a = gpusim.asarray(np.ones(32 * 64, np.float32))
+        out = gpusim.zeros(1024, np.float32)
+        c0, c1 = (f((1,), (1024,), (a, np.int32(k), np.int32(stride), out)).cycles for k in (0, 64))
+    assert (c1 - c0) / 64 / 32 == pytest.approx(cycles, rel=0.05)
