@@ -377,6 +377,13 @@ class ChunkExecutor:
         var = self.kernel.variables.get(name)
         if var is None:
             raise KernelFault(f"kernel {self.kernel.name}: taking the address of parameter {name!r} is not supported")
+        if var.space in ("global", "const"):
+            # Module variables live in global memory; a .const address is its global address.
+            addr = self.memory.symbols.get(var)
+            if addr is None:
+                raise KernelFault(f"kernel {self.kernel.name}: module variable {name!r} has no device address "
+                                  f"(launch kernels through gpusim.RawModule, which places module variables)")
+            return addr
         return self.dynamic_base if var.size is None else var.offset
 
 
@@ -446,10 +453,11 @@ def _cvta(ex: ChunkExecutor, ins: Instr, sel) -> None:
     if g is None or g.size:
         dst, src = ins.operands
         space = next(m for m in ins.mods if m != "to").split("::")[0]
-        if space in ("const", "param"):
+        if space == "param":
             raise KernelFault(f"kernel {ex.kernel.name}: cvta for .{space} is not supported ({ins.loc})")
         a = ex.read(src, "u64", g)
-        base = {"global": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}[space]
+        # .const addresses are global addresses in gpusim (module .const variables live in global memory).
+        base = {"global": 0, "const": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}[space]
         res = a - np.uint64(base) if ins.has("to") else a + np.uint64(base)
         ex.write(dst, res.astype(_dtype(ins.ty)), ins.ty, g)
     ex.advance(sel, ins.index + 1)

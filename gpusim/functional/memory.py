@@ -82,6 +82,9 @@ class GlobalMemory:
         self._ends = np.zeros(0, np.uint64)
         self._order: list[Allocation] = []
         self._next = GLOBAL_BASE
+        #: Module-level ``.global``/``.const`` variables (:class:`isa.ir.Variable`, by identity)
+        #: -> their device address, as bound by the module that launches (``RawModule``).
+        self.symbols: dict = {}
 
     # ---------------------------------------------------------------- allocation
     def allocate(self, nbytes: int, owner: object | None = None) -> Allocation:
@@ -117,6 +120,7 @@ class GlobalMemory:
         copy = GlobalMemory()
         copy._allocs = {b: Allocation(a.base, a.nbytes, a.data.copy()) for b, a in self._allocs.items()}
         copy._next = self._next
+        copy.symbols = dict(self.symbols)
         copy._reindex()
         return copy
 
