@@ -389,7 +389,7 @@ class _Builder:
                 scope = st.scopes[-1]
                 if n in scope:
                     raise self.err(item, f"register {n} is declared twice in the same scope")
-                unique = n if len(st.scopes) == 1 else f"{n}@{st.next_scope_id()}"
+                unique = n if len(st.scopes) == 1 else f"{n}${st.next_scope_id()}"
                 scope[n] = unique
                 st.regs[unique] = ty
 

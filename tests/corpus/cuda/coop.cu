@@ -42,7 +42,7 @@ extern "C" __global__ void warp_intrinsics(const unsigned* in, unsigned* out, in
     unsigned orr = __reduce_or_sync(0xffffffffu, v);
     unsigned xr = __reduce_xor_sync(0xffffffffu, v);
     if (i < n) {
-        out[9 * i + 0] = active; out[9 * i + 1] = same; out[9 * i + 2] = all + pred;
+        out[9 * i + 0] = active; out[9 * i + 1] = same; out[9 * i + 2] = (all >> 1) + pred;
         out[9 * i + 3] = sum; out[9 * i + 4] = mn; out[9 * i + 5] = mx;
         out[9 * i + 6] = an; out[9 * i + 7] = orr; out[9 * i + 8] = xr;
     }
