@@ -84,7 +84,7 @@ def test_oracle_comparison_catches_a_one_bit_difference(dev):
                                                   f"(see its docstring) and commit the .npz")
 def test_corpus_matches_the_gpu_bit_for_bit():
     gpu = np.load(GPU_NPZ)
-    names = sorted({k.split("/")[0] for k in gpu.files})
+    names = sorted({k.split("/")[0] for k in gpu.files if "/" in k})
     assert names, "the GPU file holds no outputs"
     by_name = {r.name: r for r in R.RECIPES}
     failures = []
@@ -92,7 +92,7 @@ def test_corpus_matches_the_gpu_bit_for_bit():
         for name in names:
             rec = by_name[name]
             got = R.run(gpusim, rec, 0)
-            want = {k.split("/", 1)[1]: gpu[k] for k in gpu.files if k.split("/")[0] == name}
+            want = {k.split("/", 1)[1]: gpu[k] for k in gpu.files if "/" in k and k.split("/")[0] == name}
             try:
                 _check(name, got, want)
             except AssertionError as exc:
