@@ -147,6 +147,64 @@ class OpSpec:
 
 
 # ---------------------------------------------------------------- semantics
+X2 = frozenset({"u16x2", "s16x2"})
+
+
+def _halves(f):
+    """Lift a 16-bit integer operation to the packed ``.u16x2``/``.s16x2`` types: each
+    16-bit half is computed on its own (PTX ISA 9.0 §9.7.1: "operates on each half")."""
+    def fn(i, *xs):
+        if i.ty not in X2:
+            return f(i, *xs)
+        half_ty = i.ty[:3]
+        dt = TYPES[half_ty].dtype
+        out = np.zeros(xs[0].shape, np.uint32)
+        for sh in (0, 16):
+            parts = [((x.astype(np.uint32) >> np.uint32(sh)) & np.uint32(0xFFFF)).astype(np.uint16).view(dt) for x in xs]
+            r = f(_HalfIns(i, half_ty), *parts)
+            out |= (np.asarray(r).view(np.uint16).astype(np.uint32)) << np.uint32(sh)
+        return out
+    return fn
+
+
+class _HalfIns:
+    """``ins`` seen with the type of one half of a packed type (for :func:`_halves`)."""
+
+    def __init__(self, ins, ty: str):
+        self._ins, self.ty, self.types = ins, ty, (ty,)
+
+    def has(self, mod: str) -> bool:
+        return self._ins.has(mod)
+
+    @property
+    def mods(self):
+        return self._ins.mods
+
+
+def _dp(i, a, b, c):
+    """``dp4a``/``dp2a.lo/.hi``: c plus the dot product of a's bytes (dp2a: 16-bit halves) with
+    b's bytes, each signed or unsigned by its type; wraps modulo 2^32 (PTX ISA 9.0 §9.7.1.23-24)."""
+    ta, tb = i.types
+    def field(x, shift, width, signed):
+        v = (x.astype(np.int64) >> shift) & ((1 << width) - 1)
+        return np.where(v >> (width - 1) & 1, v - (1 << width), v) if signed else v
+    acc = c.astype(np.int64)
+    if i.op == "dp4a":
+        for k in range(4):
+            acc = acc + field(a, 8 * k, 8, ta == "s32") * field(b, 8 * k, 8, tb == "s32")
+    else:
+        base = 2 if i.has("hi") else 0
+        for k in range(2):
+            acc = acc + field(a, 16 * k, 16, ta == "s32") * field(b, 8 * (base + k), 8, tb == "s32")
+    res = (acc & 0xFFFFFFFF).astype(np.uint32)
+    return res.view(np.int32) if "s32" in i.types else res
+
+
+def _dp_sig(i):
+    d = "s32" if "s32" in i.types else "u32"
+    return (d,), ("u32", "u32", d)
+
+
 def _add(i, a, b):
     if _is_float(i.ty):
         return fp.add(a, b, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
@@ -312,10 +370,11 @@ def _bfind(i, a):
 _R = ROUND | {"ftz", "sat"}
 _ROWS = [
     # Integer and floating-point arithmetic (PTX 9.7.1, 9.7.3, 9.7.4)
-    OpSpec("add", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a + b; integers wrap, floats round once (9.7.1.1, 9.7.3.1)",
-           mods=_R, fn=_add, sig=_same(2)),
-    OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a - b (9.7.1.2, 9.7.3.2)",
-           mods=_R, fn=_sub, sig=_same(2)),
+    OpSpec("add", Kind.ALU, _unit_arith, INT | FLT | X2, (3,),
+           "d = a + b; integers wrap, floats round once; .u16x2/.s16x2 per 16-bit half (9.7.1.1, 9.7.3.1)",
+           mods=_R, fn=_halves(_add), sig=_same(2)),
+    OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = a - b (9.7.1.2, 9.7.3.2)",
+           mods=_R, fn=_halves(_sub), sig=_same(2)),
     OpSpec("mul", Kind.ALU, _unit_mul, INT | FLT, (3,), "d = a * b; .lo/.hi/.wide halves of the integer product (9.7.1.3, 9.7.3.3)",
            mods=_R | {"lo", "hi", "wide"}, fn=_mul, sig=_mul_sig),
     OpSpec("mad", Kind.ALU, _unit_mul, INT | FLT, (4,), "d = a * b + c; the float form rounds once (9.7.1.4, 9.7.3.5)",
@@ -336,10 +395,15 @@ _ROWS = [
            mods=frozenset({"ftz"}), fn=_unary(fp.absolute, intops.absolute), sig=_same(1)),
     OpSpec("neg", Kind.ALU, _unit_arith, SINT | FLT, (2,), "d = -a (9.7.1.11, 9.7.3.8)",
            mods=frozenset({"ftz"}), fn=_unary(fp.negate, intops.negate), sig=_same(1)),
-    OpSpec("min", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = min(a, b); float NaN rules of 9.7.3.9 (9.7.1.12)",
-           mods=frozenset({"ftz", "NaN", "relu"}), fn=_minmax(fp.minimum, intops.minimum), sig=_same(2)),
-    OpSpec("max", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = max(a, b) (9.7.1.13, 9.7.3.10)",
-           mods=frozenset({"ftz", "NaN", "relu"}), fn=_minmax(fp.maximum, intops.maximum), sig=_same(2)),
+    OpSpec("min", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = min(a, b); float NaN rules of 9.7.3.9 (9.7.1.12)",
+           mods=frozenset({"ftz", "NaN", "relu"}), fn=_halves(_minmax(fp.minimum, intops.minimum)), sig=_same(2)),
+    OpSpec("max", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = max(a, b) (9.7.1.13, 9.7.3.10)",
+           mods=frozenset({"ftz", "NaN", "relu"}), fn=_halves(_minmax(fp.maximum, intops.maximum)), sig=_same(2)),
+    OpSpec("dp4a", Kind.ALU, "alu", frozenset({"u32", "s32"}), (4,),
+           "d = c + the dot product of the four bytes of a and b (9.7.1.23)", n_types=(2,), fn=_dp, sig=_dp_sig),
+    OpSpec("dp2a", Kind.ALU, "alu", frozenset({"u32", "s32"}), (4,),
+           "d = c + the two 16-bit halves of a times bytes 0-1 (.lo) or 2-3 (.hi) of b (9.7.1.24)",
+           mods=frozenset({"lo", "hi"}), n_types=(2,), fn=_dp, sig=_dp_sig, required=(frozenset({"lo", "hi"}),)),
     OpSpec("popc", Kind.ALU, "alu", frozenset({"b32", "b64"}), (2,), "d = number of set bits (9.7.1.14)",
            fn=lambda i, a: intops.popc(a, i.ty), sig=_count_sig),
     OpSpec("clz", Kind.ALU, "alu", frozenset({"b32", "b64"}), (2,), "d = count of leading zeros (9.7.1.15)",
@@ -436,6 +500,13 @@ _ROWS = [
            "d = add/min/max (.u32/.s32) or and/or/xor (.b32) of a over the lanes of membermask (9.7.13.12)",
            mods=frozenset({"sync", "add", "min", "max", "and", "or", "xor"}),
            required=(frozenset({"sync"}), frozenset({"add", "min", "max", "and", "or", "xor"}))),
+    OpSpec("nanosleep", Kind.FENCE, "sync", frozenset({"u32"}), (1,),
+           "suspend the thread for up to a bound in ns; gpusim does not wait (9.7.13.11)"),
+    OpSpec("trap", Kind.FENCE, "branch", frozenset(), (0,),
+           "abort the kernel with an error: the launch fails naming the thread (9.7.19.4)", n_types=(0,)),
+    OpSpec("prefetch", Kind.FENCE, "lsu", frozenset(), (1,),
+           "prefetch a line into a cache level; no effect on results, not timed (9.7.9.15)",
+           mods=frozenset({"global", "local", "L1", "L2", "tensormap"}) | {"hints"}, n_types=(0,)),
     OpSpec("membar", Kind.FENCE, "sync", frozenset(), (0,), "memory barrier; ordering only (9.7.13.4)",
            mods=frozenset({"cta", "gl", "sys"}), n_types=(0,)),
     OpSpec("fence", Kind.FENCE, "sync", frozenset(), (0,), "memory fence; ordering only (9.7.13.4)",

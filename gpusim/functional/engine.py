@@ -592,6 +592,14 @@ def _bar(ex: ChunkExecutor, ins: Instr, sel) -> None:
 
 
 def _fence(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    if ins.op == "trap":
+        g = ex.guarded(ins, sel)
+        if g is None or g.size:
+            t = 0 if g is None else int(g[0])
+            block = ex.grid.block_coords(ex.first_block + int(ex.block_of[t]))
+            thread = ex.grid.thread_coords(int(ex.lin_tid[t]))
+            raise KernelFault(f"kernel {ex.kernel.name}: trap executed at {ins.loc.file}:{ins.loc.line} by block "
+                              f"{block} thread {thread} (the launch fails, as cudaErrorLaunchFailure on a GPU)")
     ex.advance(sel, ins.index + 1)
 
 

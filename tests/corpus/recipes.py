@@ -640,3 +640,115 @@ def _(rng):
         oracle=lambda a, g: {"arg0": ((np.arange(128) ^ 32) * 3).astype(np.int32)})
 def _(rng):
     return [("out", np.zeros(128, np.int32))], {}
+
+
+# intrinsics.cu
+def _classify_oracle(a, g):
+    x, d = _n(a, 0), _n(a, 1)
+    with np.errstate(invalid="ignore"):
+        m = (np.isnan(x) | np.isinf(x) << 1 | np.isfinite(x) << 2 | np.signbit(x) << 3 | np.isnan(d) << 4
+             | np.isinf(d) << 5 | np.isfinite(d) << 6 | np.signbit(d) << 7).astype(np.uint32)
+    # abs.f32 of a NaN is an "unspecified NaN" (PTX ISA 9.0 §9.7.3.7): gpusim's canonical 0x7fffffff here;
+    # the GPU comparison (validation/probes/corpus.py) shows what the H100 returns.
+    absx = np.where(np.isnan(x), np.uint32(0x7FFFFFFF), np.abs(x).view(np.uint32))
+    cs = np.copysign(np.float32(1.5), x).view(np.uint32) ^ absx
+    cd = (np.copysign(2.0, d).view(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    return {"arg2": np.stack([m, cs, cd], 1).reshape(-1)}
+
+
+@recipe(name="classify", ptx="intrinsics", kernel="classify", grid=(1,), block=(64,), oracle=_classify_oracle)
+def _(rng):
+    x = rng.standard_normal(64).astype(np.float32)
+    x[:6] = [np.nan, -np.nan, np.inf, -np.inf, -0.0, 1e-45]
+    d = rng.standard_normal(64)
+    d[:6] = [np.inf, np.nan, -0.0, -np.inf, 5e-324, -np.nan]
+    return [("in", x), ("in", d), ("out", np.zeros(3 * 64, np.uint32)), np.int32(64)], {}
+
+
+def _dot(av, bv, c, sa, sb, pairs):
+    def f(x, sh, w, s):
+        v = (x >> sh) & ((1 << w) - 1)
+        return v - (1 << w) if s and v >> (w - 1) else v
+    return c + sum(f(av, sha, wa, sa) * f(bv, shb, 8, sb) for sha, wa, shb in pairs)
+
+
+def _dot4_oracle(a, g):
+    A, B = _n(a, 0).astype(np.int64) & 0xFFFFFFFF, _n(a, 1).astype(np.int64) & 0xFFFFFFFF
+    p4 = [(8 * k, 8, 8 * k) for k in range(4)]
+    out, uout = [], []
+    for i, (x, y) in enumerate(zip(A.tolist(), B.tolist())):
+        out.append(_dot(x, y, i, True, True, p4) & 0xFFFFFFFF)
+        u = (_dot(x, y, 7, False, False, p4) + _dot(x, y, 1, True, True, [(0, 16, 0), (16, 16, 8)])
+             + _dot(x, y, 2, False, False, [(0, 16, 16), (16, 16, 24)]))
+        uout.append(u & 0xFFFFFFFF)
+    return {"arg2": np.array(out, np.uint32).view(np.int32), "arg3": np.array(uout, np.uint32)}
+
+
+@recipe(name="dot4", ptx="intrinsics", kernel="dot4", grid=(1,), block=(64,), oracle=_dot4_oracle)
+def _(rng):
+    return [("in", rng.integers(-2**31, 2**31, 64).astype(np.int32)), ("in", rng.integers(-2**31, 2**31, 64).astype(np.int32)),
+            ("out", np.zeros(64, np.int32)), ("out", np.zeros(64, np.uint32)), np.int32(64)], {}
+
+
+def _hints_oracle(a, g):
+    x = _n(a, 0)
+    v = x
+    for _ in range(4):
+        v = (v + x).astype(np.float32)
+    return {"arg1": np.concatenate([v, v * np.float32(2), v * np.float32(3), v * np.float32(4)])}
+
+
+@recipe(name="cache_hints", ptx="intrinsics", kernel="cache_hints", grid=(1,), block=(64,), oracle=_hints_oracle)
+def _(rng):
+    return [("in", rng.standard_normal(64).astype(np.float32)), ("out", np.zeros(256, np.float32)), np.int32(64)], {}
+
+
+def _fences_oracle(a, g):
+    data = _n(a, 0).copy()
+    data[0] += 128
+    data[1] += 256
+    data[2] = max(data[2], 127)
+    i = np.arange(128)
+    s = (i // 64) * 64 + ((i % 64 + 1) & 63)
+    return {"arg0": data, "arg1": (3 + 16 + 32 + (s << 8)).astype(np.uint32)}
+
+
+@recipe(name="fences_and_scopes", ptx="intrinsics", kernel="fences_and_scopes", grid=(2,), block=(64,), oracle=_fences_oracle)
+def _(rng):
+    return [("out", np.array([5, 6, 50, 0], np.int32)), ("out", np.zeros(128, np.uint32)), np.int32(128)], {}
+
+
+def _int_misc_oracle(a, g):
+    M = 0xFFFFFFFF
+    out = []
+    for x, y in zip(_n(a, 0).tolist(), _n(a, 1).tolist()):
+        def s32(v):
+            v &= M
+            return v - (1 << 32) if v >> 31 else v
+        x24 = s32(x << 8) >> 8
+        y24 = s32(y << 8) >> 8
+        ux, uy = x & M, y & M
+        vadd2 = sum((((ux >> sh) + (uy >> sh)) & 0xFFFF) << sh for sh in (0, 16))
+        vsub4 = sum((((ux >> sh) - (uy >> sh)) & 0xFF) << sh for sh in (0, 8, 16, 24))
+        low = (x << 20) & ((1 << 64) - 1)
+        ffs = (low & -low).bit_length()
+        clz = 64 - (x & ((1 << 64) - 1)).bit_length()
+        out += [s32((x * y) >> 32), s32((ux * uy) >> 32), s32((x + y) >> 1), s32((x + y + 1) >> 1), s32(abs(x - y) + 5),
+                s32(abs(x) + x24 * y24), s32(vadd2 ^ vsub4), s32(ffs + bin(y & ((1 << 64) - 1)).count("1") + clz)]
+    return {"arg2": np.array(out, np.int64).astype(np.int32)}
+
+
+@recipe(name="int_misc", ptx="intrinsics", kernel="int_misc", grid=(1,), block=(64,), oracle=_int_misc_oracle)
+def _(rng):
+    x = rng.integers(-2**31, 2**31, 64).astype(np.int32)
+    y = rng.integers(-2**31, 2**31, 64).astype(np.int32)
+    x[0], y[0] = -2**31, -2**31
+    x[1], y[1] = 2**31 - 1, 2**31 - 1
+    x[2] = 0
+    return [("in", x), ("in", y), ("out", np.zeros(8 * 64, np.int32)), np.int32(64)], {}
+
+
+@recipe(name="trap_if_negative", ptx="intrinsics", kernel="trap_if_negative", grid=(1,), block=(64,),
+        oracle=lambda a, g: {"arg1": _n(a, 0)})
+def _(rng):  # no negative input: the kernel must not trap
+    return [("in", rng.integers(0, 1000, 64).astype(np.int32)), ("out", np.zeros(64, np.int32)), np.int32(64)], {}
