@@ -22,7 +22,7 @@ import numpy as np
 from isa import fp, intops
 from isa.types import TYPES
 
-__all__ = ["Kind", "OpSpec", "OPCODES", "lookup", "rounding", "int_rounding"]
+__all__ = ["Kind", "OpSpec", "OPCODES", "REFUSED", "lookup", "rounding", "int_rounding"]
 
 
 class Kind(str, Enum):
@@ -519,6 +519,19 @@ _ROWS = [
 ]
 
 OPCODES: dict[str, OpSpec] = {row.name: row for row in _ROWS}
+
+#: What gpusim refuses at load time, one line each (the parser's message is
+#: "unsupported instruction 'X' (in 'X.mods'); run 'gpusim isa' ..." with the file and line,
+#: whatever the operand syntax); ``gpusim isa`` and the README list these.
+REFUSED: tuple[tuple[str, str], ...] = (
+    ("tex, tld4, txq", "texture fetches and queries (texture objects are not modelled)"),
+    ("suld, sust, sured, suq", "surface loads, stores, reductions and queries"),
+    ("cp.async, cp.async.bulk(.tensor), cp.reduce.async.bulk, mbarrier", "asynchronous copies, TMA and their barriers"),
+    ("wgmma, mma, ldmatrix, stmatrix, movmatrix", "tensor cores (with half precision: later work)"),
+    ("call, .func", "device functions and calls: printf (vprintf), assert (__assertfail), __device__ "
+                    "functions nvcc did not inline"),
+    ("isspacep, elect, griddepcontrol, setmaxnreg, multimem, ...", "every other opcode not in this table"),
+)
 
 
 def lookup(name: str) -> OpSpec | None:
