@@ -164,3 +164,36 @@ def test_trap_fails_the_launch_naming_the_thread(dev):
     x[37] = -1
     with pytest.raises(KernelFault, match=r"trap executed at .*intrinsics.ptx:\d+ by block \(0, 0, 0\) thread \(37, 0, 0\)"):
         k((1,), (64,), (gpusim.asarray(x), gpusim.zeros(64, np.int32), np.int32(64)))
+
+
+GENERIC_PTX = """.version 9.0
+.target sm_90
+.address_size 64
+.const .align 8 .u64 c[2] = {11, 22};
+.global .align 8 .u64 g[2];
+
+.visible .entry k()
+{
+.reg .b64 %rd<8>;
+mov.u64 %rd1, c;
+cvta.const.u64 %rd2, %rd1;
+ld.u64 %rd3, [%rd2+8];
+cvta.to.const.u64 %rd4, %rd2;
+ld.const.u64 %rd5, [%rd4];
+add.s64 %rd3, %rd3, %rd5;
+st.global.u64 [g+8], %rd3;
+mov.u64 %rd6, g;
+cvta.global.u64 %rd6, %rd6;
+st.u64 [%rd6], %rd5;
+ld.global.u64 %rd7, [g];
+atom.global.add.u64 %rd7, [g+8], %rd7;
+ret;
+}
+"""
+
+
+def test_generic_and_state_space_addresses_of_module_variables(dev):
+    mod = gpusim.RawModule(code=GENERIC_PTX)
+    mod.get_function("k")((1,), (1,), ())
+    assert mod.get_global("g").get().tolist() == [11, 11 + 22 + 11]
+    assert mod.get_global("c").get().tolist() == [11, 22]
