@@ -205,6 +205,25 @@ def _dp_sig(i):
     return (d,), ("u32", "u32", d)
 
 
+def _testp(i, a):
+    bits = np.dtype(f"u{TYPES[i.ty].size}")
+    u = np.asarray(a).view(bits)
+    width = 8 * bits.itemsize
+    mant_bits = 23 if width == 32 else 52
+    mag = u & bits.type((1 << (width - 1)) - 1)
+    inf = bits.type(((1 << (width - 1 - mant_bits)) - 1) << mant_bits)
+    test = next(m for m in ("finite", "infinite", "number", "notanumber", "normal", "subnormal") if i.has(m))
+    return {"finite": mag < inf, "infinite": mag == inf, "number": mag <= inf, "notanumber": mag > inf,
+            "normal": (mag < inf) & (mag >= bits.type(1 << mant_bits)),
+            "subnormal": (mag > 0) & (mag < bits.type(1 << mant_bits))}[test]
+
+
+def _copysign(i, a, b):
+    bits = np.dtype(f"u{TYPES[i.ty].size}")
+    sign = bits.type(1 << (8 * bits.itemsize - 1))
+    return ((np.asarray(b).view(bits) & ~sign) | (np.asarray(a).view(bits) & sign)).view(TYPES[i.ty].dtype)
+
+
 def _add(i, a, b):
     if _is_float(i.ty):
         return fp.add(a, b, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
@@ -373,8 +392,8 @@ _ROWS = [
     OpSpec("add", Kind.ALU, _unit_arith, INT | FLT | X2, (3,),
            "d = a + b; integers wrap, floats round once; .u16x2/.s16x2 per 16-bit half (9.7.1.1, 9.7.3.1)",
            mods=_R, fn=_halves(_add), sig=_same(2)),
-    OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = a - b (9.7.1.2, 9.7.3.2)",
-           mods=_R, fn=_halves(_sub), sig=_same(2)),
+    OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a - b (9.7.1.2, 9.7.3.2)",
+           mods=_R, fn=_sub, sig=_same(2)),
     OpSpec("mul", Kind.ALU, _unit_mul, INT | FLT, (3,), "d = a * b; .lo/.hi/.wide halves of the integer product (9.7.1.3, 9.7.3.3)",
            mods=_R | {"lo", "hi", "wide"}, fn=_mul, sig=_mul_sig),
     OpSpec("mad", Kind.ALU, _unit_mul, INT | FLT, (4,), "d = a * b + c; the float form rounds once (9.7.1.4, 9.7.3.5)",
@@ -433,6 +452,13 @@ _ROWS = [
            fn=_sfu(fp.ex2, False), sig=_same(1), required=(frozenset({"approx"}),)),
     OpSpec("tanh", Kind.ALU, "sfu", frozenset({"f32", "f16", "bf16"}), (2,), "d = tanh(a), approximate (9.7.3.20)", mods=frozenset({"approx"}),
            fn=lambda i, a: fp.tanh(a, ty=i.ty), sig=_same(1), required=(frozenset({"approx"}),)),
+    OpSpec("testp", Kind.ALU, "alu", F32_64, (2,),
+           "p = a is finite/infinite/number/notanumber/normal/subnormal (9.7.3.11)",
+           mods=frozenset({"finite", "infinite", "number", "notanumber", "normal", "subnormal"}), fn=_testp,
+           sig=lambda i: (("pred",), (i.ty,)),
+           required=(frozenset({"finite", "infinite", "number", "notanumber", "normal", "subnormal"}),)),
+    OpSpec("copysign", Kind.ALU, "alu", F32_64, (3,), "d = b with the sign bit of a (9.7.3.12)",
+           fn=_copysign, sig=_same(2)),
     # Comparison and selection (PTX 9.7.6)
     OpSpec("setp", Kind.ALU, _unit_arith, INT | BITS | FLT, (3, 4), "p = a CMP b [BOOLOP c]; '|q' receives the complement (9.7.6.2)",
            mods=CMP | BOOLOP | {"ftz"}, fn=_setp, sig=_setp_sig, required=(CMP,)),

@@ -422,6 +422,8 @@ class _Builder:
             if t not in spec.types:
                 allowed = ", ".join("." + x for x in sorted(spec.types))
                 raise self.err(mtok, f"type .{t} is not supported by {spec.name!r} (supported: {allowed})")
+        if "sat" in mods and any(t in ("u16x2", "s16x2") for t in types):
+            raise self.err(mtok, f"modifier .sat does not apply to the packed type .{types[-1]} (ptxas refuses it)")
         for group in spec.required:
             n = sum(1 for m in mods if m in group)
             if n != 1:

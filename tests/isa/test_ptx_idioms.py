@@ -112,6 +112,11 @@ def test_the_first_unsupported_instruction_is_named_even_before_a_syntax_error()
         parse(kernel("mov.u32 %r1, 1;\nadd.s32 %r1, , %r2;\nret;"))
 
 
+def test_packed_16bit_types_take_no_saturation():
+    with pytest.raises(PTXError, match=r"<ptx>:10:1: modifier .sat does not apply to the packed type .u16x2"):
+        parse(kernel("add.sat.u16x2 %r1, %r2, %r3;\nret;"))
+
+
 def test_cooperative_groups_rows_decode():
     mod = parse(kernel("bar.red.popc.u32 %r1, 0, %p1;\nbarrier.red.and.pred %p2, 1, 64, !%p1;\nbar.warp.sync -1;\n"
                        "match.all.sync.b32 %r2|%p1, %r3, -1;\nredux.sync.min.s32 %r4, %r5, %r6;\n"
