@@ -27,6 +27,7 @@ from gpusim.ptxas import PtxasError, resource_usage
 from gpusim.sass import KernelSass, kernel_sass
 from isa import parse, parse_file
 from isa.ir import Kernel, Module, Param
+from isa.types import TYPES
 
 __all__ = ["RawModule", "RawKernel"]
 
@@ -61,6 +62,46 @@ class RawModule:
                                   "'nvcc -ptx -arch=sm_90' and pass the .ptx file")
             self.module = parse(code, "<code>")
         self._kernels: dict[str, RawKernel] = {}
+        #: Per device (by id): (device, {name: ndarray}) of the module's .global/.const variables.
+        self._globals: dict[int, tuple[Device, dict[str, ndarray]]] = {}
+
+    def _place_globals(self, dev: Device) -> dict[str, ndarray]:
+        """Allocate this module's ``.global``/``.const`` variables on ``dev`` (once per device,
+        like the driver at module load: initialised from their initialisers, else zero) and
+        make them the ones its kernels' symbols name in ``dev.memory``."""
+        entry = self._globals.get(id(dev))
+        if entry is None or entry[0] is not dev:
+            arrays = {}
+            for name, var in self.module.globals.items():
+                arr = ndarray((var.size,), np.uint8, device=dev)
+                if var.init is not None:
+                    arr._bytes()[:len(var.init)] = np.frombuffer(var.init, np.uint8)
+                arrays[name] = arr
+            entry = self._globals[id(dev)] = (dev, arrays)
+        for name, arr in entry[1].items():
+            dev.memory.symbols[self.module.globals[name]] = arr.data.ptr
+        return entry[1]
+
+    def get_global(self, name: str) -> ndarray:
+        """The module variable ``name`` (a ``.global`` / ``__device__`` or ``.const`` /
+        ``__constant__`` variable) on the current device, like ``cupy.RawModule.get_global``.
+
+        CuPy returns a ``cupy.cuda.MemoryPointer``; gpusim returns a :class:`gpusim.ndarray`
+        of the variable's PTX element type (``.b8 x[20]`` -> 20 ``uint8``), which reads and
+        writes it directly and also serves as the ``memptr`` of a typed view, so the same
+        code runs on both: ``xp.ndarray((5,), np.float32, mod.get_global("c_weights"))``.
+        Host writes are seen by every later launch of the module's kernels on this device.
+
+        Raises:
+            GpusimError: the module has no .global/.const variable of that name (lists them).
+        """
+        var = self.module.globals.get(name)
+        if var is None:
+            have = ", ".join(sorted(self.module.globals)) or "none"
+            raise GpusimError(f"{self.module.path}: no .global/.const variable named {name!r} (module variables: {have})")
+        arr = self._place_globals(get_device())[name]
+        dtype = _GLOBAL_DTYPE.get(var.ty, None) or np.dtype(f"u{TYPES[var.ty].size}")
+        return ndarray((var.size // dtype.itemsize,), dtype, arr)
 
     def get_function(self, name: str) -> "RawKernel":
         """The kernel ``name`` (its ``.entry`` name). Raises GpusimError listing
@@ -77,6 +118,8 @@ class RawModule:
         """Names of the module's kernels, in file order."""
         return list(self.module.kernels)
 
+
+_GLOBAL_DTYPE = {t: TYPES[t].dtype for t in TYPES if not t.startswith("b") and t != "pred"}
 
 _CACHE: dict[tuple[str, int, int], Module] = {}
 
@@ -182,6 +225,8 @@ class RawKernel:
         g = Grid(_dims(grid, "grid"), _dims(block, "block"))
         self._check_launch(dev, g, int(shared_mem))
         params = self._pack(dev, args)
+        if self.module.module.globals:
+            self.module._place_globals(dev)
         sass = self._sass_costs(dev)
         if dev.mode == "timing":
             from gpusim.timing import Policy, run_timing  # SimPy is imported only by timing-mode users

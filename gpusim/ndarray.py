@@ -25,6 +25,9 @@ class MemoryPointer:
 
     ptr: int
 
+    def __int__(self) -> int:
+        return self.ptr
+
 
 class ndarray:
     """A C-contiguous array in the global memory of a simulated device.
@@ -32,6 +35,10 @@ class ndarray:
     Args:
         shape: int or tuple of ints.
         dtype: a numpy dtype (default float64, as in CuPy).
+        memptr: as in ``cupy.ndarray(shape, dtype, memptr)``: view existing device
+            memory instead of allocating: a :class:`MemoryPointer` (``x.data``) or a
+            :class:`ndarray` (e.g. what ``RawModule.get_global`` returns). Raises
+            GpusimError if the view does not fit inside one allocation.
         device: the owning device (default: the current one).
 
     Only what moves data and feeds kernels is provided: ``get()``, ``set()``,
@@ -40,7 +47,8 @@ class ndarray:
     ``.get()``.
     """
 
-    def __init__(self, shape, dtype=float, device: Device | None = None, *, _alloc=None, _offset: int = 0):
+    def __init__(self, shape, dtype=float, memptr=None, *, device: Device | None = None, _alloc=None,
+                 _offset: int = 0):
         self.shape = tuple(int(s) for s in ((shape,) if np.isscalar(shape) else shape))
         if any(s < 0 for s in self.shape):
             raise GpusimError(f"negative dimensions are not allowed: {self.shape}")
@@ -48,6 +56,16 @@ class ndarray:
         self.device = device or get_device()
         self.size = int(np.prod(self.shape, dtype=np.int64))
         self.nbytes = self.size * self.dtype.itemsize
+        if memptr is not None:
+            if isinstance(memptr, ndarray):
+                self.device, ptr = memptr.device, memptr.data.ptr
+            else:
+                ptr = int(memptr.ptr if hasattr(memptr, "ptr") else memptr)
+            _alloc = self.device.memory.find(ptr)
+            if _alloc is None or ptr + self.nbytes > _alloc.base + _alloc.nbytes:
+                raise GpusimError(f"memptr {ptr:#x}: an array of shape {self.shape} and dtype {self.dtype} "
+                                  f"({self.nbytes} bytes) does not fit inside one device allocation there")
+            _offset = ptr - _alloc.base
         self._alloc = _alloc if _alloc is not None else self.device.memory.allocate(self.nbytes, owner=self)
         self._offset = _offset
 
@@ -80,7 +98,7 @@ class ndarray:
 
     def copy(self) -> "ndarray":
         """A new array with the same contents, on the same device."""
-        out = ndarray(self.shape, self.dtype, self.device)
+        out = ndarray(self.shape, self.dtype, device=self.device)
         out._bytes()[...] = self._bytes()
         return out
 
@@ -92,7 +110,7 @@ class ndarray:
             shape = tuple(self.size // known if s == -1 else s for s in shape)
         if -1 in shape or int(np.prod(shape, dtype=np.int64)) != self.size:
             raise GpusimError(f"cannot reshape an array of size {self.size} into shape {shape}")
-        return ndarray(shape, self.dtype, self.device, _alloc=self._alloc, _offset=self._offset)
+        return ndarray(shape, self.dtype, device=self.device, _alloc=self._alloc, _offset=self._offset)
 
     def ravel(self) -> "ndarray":
         return self.reshape(-1)

@@ -177,10 +177,14 @@ class Param:
     align: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Variable:
-    """A ``.shared``/``.local`` variable: byte size and offset in its space.
-    ``size`` is ``None`` for ``extern .shared`` (dynamic shared memory)."""
+    """A ``.shared``/``.local`` variable (byte size and offset in its space), or a
+    module-level ``.global``/``.const`` variable (``offset`` is -1: it gets a device
+    address when a module is loaded on a device). ``size`` is ``None`` for
+    ``extern .shared`` (dynamic shared memory). ``init`` holds the initial bytes of
+    an initialised ``.global``/``.const`` variable (little-endian, ``size`` bytes),
+    else ``None`` (zero-filled). Compared by identity: each declaration is one object."""
 
     name: str
     space: str
@@ -189,6 +193,7 @@ class Variable:
     align: int
     offset: int
     loc: Loc
+    init: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -229,7 +234,8 @@ class Kernel:
 
 @dataclass(slots=True)
 class Module:
-    """A parsed PTX module: header, source files of ``.loc`` info and kernels."""
+    """A parsed PTX module: header, source files of ``.loc`` info, kernels, and the
+    module-level ``.global``/``.const`` variables by name (``globals``)."""
 
     path: str
     version: str
@@ -238,3 +244,4 @@ class Module:
     files: dict[int, str] = field(default_factory=dict)
     kernels: dict[str, Kernel] = field(default_factory=dict)
     source_lines: list[str] = field(default_factory=list)
+    globals: dict[str, Variable] = field(default_factory=dict)

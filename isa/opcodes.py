@@ -22,7 +22,7 @@ import numpy as np
 from isa import fp, intops
 from isa.types import TYPES
 
-__all__ = ["Kind", "OpSpec", "OPCODES", "lookup", "rounding", "int_rounding"]
+__all__ = ["Kind", "OpSpec", "OPCODES", "REFUSED", "lookup", "rounding", "int_rounding"]
 
 
 class Kind(str, Enum):
@@ -147,6 +147,83 @@ class OpSpec:
 
 
 # ---------------------------------------------------------------- semantics
+X2 = frozenset({"u16x2", "s16x2"})
+
+
+def _halves(f):
+    """Lift a 16-bit integer operation to the packed ``.u16x2``/``.s16x2`` types: each
+    16-bit half is computed on its own (PTX ISA 9.0 §9.7.1: "operates on each half")."""
+    def fn(i, *xs):
+        if i.ty not in X2:
+            return f(i, *xs)
+        half_ty = i.ty[:3]
+        dt = TYPES[half_ty].dtype
+        out = np.zeros(xs[0].shape, np.uint32)
+        for sh in (0, 16):
+            parts = [((x.astype(np.uint32) >> np.uint32(sh)) & np.uint32(0xFFFF)).astype(np.uint16).view(dt) for x in xs]
+            r = f(_HalfIns(i, half_ty), *parts)
+            out |= (np.asarray(r).view(np.uint16).astype(np.uint32)) << np.uint32(sh)
+        return out
+    return fn
+
+
+class _HalfIns:
+    """``ins`` seen with the type of one half of a packed type (for :func:`_halves`)."""
+
+    def __init__(self, ins, ty: str):
+        self._ins, self.ty, self.types = ins, ty, (ty,)
+
+    def has(self, mod: str) -> bool:
+        return self._ins.has(mod)
+
+    @property
+    def mods(self):
+        return self._ins.mods
+
+
+def _dp(i, a, b, c):
+    """``dp4a``/``dp2a.lo/.hi``: c plus the dot product of a's bytes (dp2a: 16-bit halves) with
+    b's bytes, each signed or unsigned by its type; wraps modulo 2^32 (PTX ISA 9.0 §9.7.1.23-24)."""
+    ta, tb = i.types
+    def field(x, shift, width, signed):
+        v = (x.astype(np.int64) >> shift) & ((1 << width) - 1)
+        return np.where(v >> (width - 1) & 1, v - (1 << width), v) if signed else v
+    acc = c.astype(np.int64)
+    if i.op == "dp4a":
+        for k in range(4):
+            acc = acc + field(a, 8 * k, 8, ta == "s32") * field(b, 8 * k, 8, tb == "s32")
+    else:
+        base = 2 if i.has("hi") else 0
+        for k in range(2):
+            acc = acc + field(a, 16 * k, 16, ta == "s32") * field(b, 8 * (base + k), 8, tb == "s32")
+    res = (acc & 0xFFFFFFFF).astype(np.uint32)
+    return res.view(np.int32) if "s32" in i.types else res
+
+
+def _dp_sig(i):
+    d = "s32" if "s32" in i.types else "u32"
+    return (d,), ("u32", "u32", d)
+
+
+def _testp(i, a):
+    bits = np.dtype(f"u{TYPES[i.ty].size}")
+    u = np.asarray(a).view(bits)
+    width = 8 * bits.itemsize
+    mant_bits = 23 if width == 32 else 52
+    mag = u & bits.type((1 << (width - 1)) - 1)
+    inf = bits.type(((1 << (width - 1 - mant_bits)) - 1) << mant_bits)
+    test = next(m for m in ("finite", "infinite", "number", "notanumber", "normal", "subnormal") if i.has(m))
+    return {"finite": mag < inf, "infinite": mag == inf, "number": mag <= inf, "notanumber": mag > inf,
+            "normal": (mag < inf) & (mag >= bits.type(1 << mant_bits)),
+            "subnormal": (mag > 0) & (mag < bits.type(1 << mant_bits))}[test]
+
+
+def _copysign(i, a, b):
+    bits = np.dtype(f"u{TYPES[i.ty].size}")
+    sign = bits.type(1 << (8 * bits.itemsize - 1))
+    return ((np.asarray(b).view(bits) & ~sign) | (np.asarray(a).view(bits) & sign)).view(TYPES[i.ty].dtype)
+
+
 def _add(i, a, b):
     if _is_float(i.ty):
         return fp.add(a, b, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
@@ -312,8 +389,9 @@ def _bfind(i, a):
 _R = ROUND | {"ftz", "sat"}
 _ROWS = [
     # Integer and floating-point arithmetic (PTX 9.7.1, 9.7.3, 9.7.4)
-    OpSpec("add", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a + b; integers wrap, floats round once (9.7.1.1, 9.7.3.1)",
-           mods=_R, fn=_add, sig=_same(2)),
+    OpSpec("add", Kind.ALU, _unit_arith, INT | FLT | X2, (3,),
+           "d = a + b; integers wrap, floats round once; .u16x2/.s16x2 per 16-bit half (9.7.1.1, 9.7.3.1)",
+           mods=_R, fn=_halves(_add), sig=_same(2)),
     OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a - b (9.7.1.2, 9.7.3.2)",
            mods=_R, fn=_sub, sig=_same(2)),
     OpSpec("mul", Kind.ALU, _unit_mul, INT | FLT, (3,), "d = a * b; .lo/.hi/.wide halves of the integer product (9.7.1.3, 9.7.3.3)",
@@ -336,10 +414,15 @@ _ROWS = [
            mods=frozenset({"ftz"}), fn=_unary(fp.absolute, intops.absolute), sig=_same(1)),
     OpSpec("neg", Kind.ALU, _unit_arith, SINT | FLT, (2,), "d = -a (9.7.1.11, 9.7.3.8)",
            mods=frozenset({"ftz"}), fn=_unary(fp.negate, intops.negate), sig=_same(1)),
-    OpSpec("min", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = min(a, b); float NaN rules of 9.7.3.9 (9.7.1.12)",
-           mods=frozenset({"ftz", "NaN", "relu"}), fn=_minmax(fp.minimum, intops.minimum), sig=_same(2)),
-    OpSpec("max", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = max(a, b) (9.7.1.13, 9.7.3.10)",
-           mods=frozenset({"ftz", "NaN", "relu"}), fn=_minmax(fp.maximum, intops.maximum), sig=_same(2)),
+    OpSpec("min", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = min(a, b); float NaN rules of 9.7.3.9 (9.7.1.12)",
+           mods=frozenset({"ftz", "NaN", "relu"}), fn=_halves(_minmax(fp.minimum, intops.minimum)), sig=_same(2)),
+    OpSpec("max", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = max(a, b) (9.7.1.13, 9.7.3.10)",
+           mods=frozenset({"ftz", "NaN", "relu"}), fn=_halves(_minmax(fp.maximum, intops.maximum)), sig=_same(2)),
+    OpSpec("dp4a", Kind.ALU, "alu", frozenset({"u32", "s32"}), (4,),
+           "d = c + the dot product of the four bytes of a and b (9.7.1.23)", n_types=(2,), fn=_dp, sig=_dp_sig),
+    OpSpec("dp2a", Kind.ALU, "alu", frozenset({"u32", "s32"}), (4,),
+           "d = c + the two 16-bit halves of a times bytes 0-1 (.lo) or 2-3 (.hi) of b (9.7.1.24)",
+           mods=frozenset({"lo", "hi"}), n_types=(2,), fn=_dp, sig=_dp_sig, required=(frozenset({"lo", "hi"}),)),
     OpSpec("popc", Kind.ALU, "alu", frozenset({"b32", "b64"}), (2,), "d = number of set bits (9.7.1.14)",
            fn=lambda i, a: intops.popc(a, i.ty), sig=_count_sig),
     OpSpec("clz", Kind.ALU, "alu", frozenset({"b32", "b64"}), (2,), "d = count of leading zeros (9.7.1.15)",
@@ -369,6 +452,13 @@ _ROWS = [
            fn=_sfu(fp.ex2, False), sig=_same(1), required=(frozenset({"approx"}),)),
     OpSpec("tanh", Kind.ALU, "sfu", frozenset({"f32", "f16", "bf16"}), (2,), "d = tanh(a), approximate (9.7.3.20)", mods=frozenset({"approx"}),
            fn=lambda i, a: fp.tanh(a, ty=i.ty), sig=_same(1), required=(frozenset({"approx"}),)),
+    OpSpec("testp", Kind.ALU, "alu", F32_64, (2,),
+           "p = a is finite/infinite/number/notanumber/normal/subnormal (9.7.3.11)",
+           mods=frozenset({"finite", "infinite", "number", "notanumber", "normal", "subnormal"}), fn=_testp,
+           sig=lambda i: (("pred",), (i.ty,)),
+           required=(frozenset({"finite", "infinite", "number", "notanumber", "normal", "subnormal"}),)),
+    OpSpec("copysign", Kind.ALU, "alu", F32_64, (3,), "d = b with the sign bit of a (9.7.3.12)",
+           fn=_copysign, sig=_same(2)),
     # Comparison and selection (PTX 9.7.6)
     OpSpec("setp", Kind.ALU, _unit_arith, INT | BITS | FLT, (3, 4), "p = a CMP b [BOOLOP c]; '|q' receives the complement (9.7.6.2)",
            mods=CMP | BOOLOP | {"ftz"}, fn=_setp, sig=_setp_sig, required=(CMP,)),
@@ -420,6 +510,29 @@ _ROWS = [
            mods=frozenset({"sync", "aligned"}), n_types=(0,), required=(frozenset({"sync"}),)),
     OpSpec("barrier", Kind.BAR, "sync", frozenset(), (1, 2), "CTA barrier, the sm_70+ spelling of bar.sync (9.7.13.1)",
            mods=frozenset({"sync", "aligned"}), n_types=(0,), required=(frozenset({"sync"}),)),
+    OpSpec("bar.red", Kind.BAR, "sync", frozenset({"u32", "pred"}), (3, 4),
+           "CTA barrier that also reduces a predicate over the arriving threads: .popc.u32 counts, .and/.or.pred (9.7.13.1)",
+           mods=frozenset({"popc", "and", "or", "aligned"}), required=(frozenset({"popc", "and", "or"}),)),
+    OpSpec("barrier.red", Kind.BAR, "sync", frozenset({"u32", "pred"}), (3, 4),
+           "barrier.red: the sm_70+ spelling of bar.red (9.7.13.1)",
+           mods=frozenset({"popc", "and", "or", "aligned"}), required=(frozenset({"popc", "and", "or"}),)),
+    OpSpec("bar.warp", Kind.FENCE, "sync", frozenset(), (1,),
+           "bar.warp.sync membermask: warp barrier; the lanes of a warp at one PC run together in gpusim (9.7.13.2)",
+           mods=frozenset({"sync"}), n_types=(0,), required=(frozenset({"sync"}),)),
+    OpSpec("match", Kind.VOTE, "alu", frozenset({"b32", "b64"}), (3,),
+           "d = lanes of membermask whose a equals this lane's (.any), or membermask if all equal (.all, |p) (9.7.13.8)",
+           mods=frozenset({"sync", "any", "all"}), required=(frozenset({"sync"}), frozenset({"any", "all"}))),
+    OpSpec("redux", Kind.VOTE, "alu", frozenset({"u32", "s32", "b32"}), (3,),
+           "d = add/min/max (.u32/.s32) or and/or/xor (.b32) of a over the lanes of membermask (9.7.13.12)",
+           mods=frozenset({"sync", "add", "min", "max", "and", "or", "xor"}),
+           required=(frozenset({"sync"}), frozenset({"add", "min", "max", "and", "or", "xor"}))),
+    OpSpec("nanosleep", Kind.FENCE, "sync", frozenset({"u32"}), (1,),
+           "suspend the thread for up to a bound in ns; gpusim does not wait (9.7.13.11)"),
+    OpSpec("trap", Kind.FENCE, "branch", frozenset(), (0,),
+           "abort the kernel with an error: the launch fails naming the thread (9.7.19.4)", n_types=(0,)),
+    OpSpec("prefetch", Kind.FENCE, "lsu", frozenset(), (1,),
+           "prefetch a line into a cache level; no effect on results, not timed (9.7.9.15)",
+           mods=frozenset({"global", "local", "L1", "L2", "tensormap"}) | {"hints"}, n_types=(0,)),
     OpSpec("membar", Kind.FENCE, "sync", frozenset(), (0,), "memory barrier; ordering only (9.7.13.4)",
            mods=frozenset({"cta", "gl", "sys"}), n_types=(0,)),
     OpSpec("fence", Kind.FENCE, "sync", frozenset(), (0,), "memory fence; ordering only (9.7.13.4)",
@@ -432,6 +545,19 @@ _ROWS = [
 ]
 
 OPCODES: dict[str, OpSpec] = {row.name: row for row in _ROWS}
+
+#: What gpusim refuses at load time, one line each (the parser's message is
+#: "unsupported instruction 'X' (in 'X.mods'); run 'gpusim isa' ..." with the file and line,
+#: whatever the operand syntax); ``gpusim isa`` and the README list these.
+REFUSED: tuple[tuple[str, str], ...] = (
+    ("tex, tld4, txq", "texture fetches and queries (texture objects are not modelled)"),
+    ("suld, sust, sured, suq", "surface loads, stores, reductions and queries"),
+    ("cp.async, cp.async.bulk(.tensor), cp.reduce.async.bulk, mbarrier", "asynchronous copies, TMA and their barriers"),
+    ("wgmma, mma, ldmatrix, stmatrix, movmatrix", "tensor cores (with half precision: later work)"),
+    ("call, .func", "device functions and calls: printf (vprintf), assert (__assertfail), __device__ "
+                    "functions nvcc did not inline"),
+    ("isspacep, elect, griddepcontrol, setmaxnreg, multimem, ...", "every other opcode not in this table"),
+)
 
 
 def lookup(name: str) -> OpSpec | None:

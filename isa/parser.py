@@ -29,7 +29,19 @@ SPECIAL_REGISTERS = frozenset({
     "lanemask_ge", "lanemask_gt", "globaltimer", "dynamic_smem_size", "total_smem_size",
 })
 
+#: Reserved shared-memory specials (PTX ISA 9.0 §10.33: ``%reserved_smem_offset_begin``,
+#: ``_end``, ``_cap`` and ``_<n>``), which cooperative groups read in inline assembly.
+_RESERVED_SMEM = re.compile(r"reserved_smem_offset_(begin|end|cap|\d+)$")
+
+#: ``WARP_SZ``: the predefined constant operand of PTX ISA 9.0 §5.5 (the warp size, 32).
+WARP_SZ = 32
+
 _SUPPORTED_TARGETS = re.compile(r"sm_(\d+)a?f?$")
+
+#: The first word of an instruction statement on a line: optional label, '{' and guard, then
+#: the mnemonic (used to report unsupported instructions whose operands the grammar cannot read).
+_INSTR_START = re.compile(r"^\s*(?:[A-Za-z_$][\w$]*:\s*)?(?:\{\s*)*(?:@!?%?[\w$]+\s+)?"
+                          r"([a-z][a-z0-9_]*)((?:\.[\w:]+)*)(?=[\s;{\[]|$)")
 
 
 @functools.lru_cache(maxsize=1)
@@ -59,8 +71,66 @@ def parse(text: str, filename: str = "<ptx>") -> Module:
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedInput as exc:
-        raise _syntax_error(exc, filename, lines) from None
+        line = getattr(exc, "line", 0) or len(lines)
+        raise (_unsupported_before(lines, line, filename) or _syntax_error(exc, filename, lines)) from None
     return _Builder(filename, lines).module(tree)
+
+
+def find_spec(mnemonic: str):
+    """The opcode-table row of ``mnemonic`` (``"bar.red.popc.u32"`` -> the ``bar.red`` row,
+    ``"ld.global.f32"`` -> ``ld``) and how many dotted parts its name takes; ``(None, 1)``
+    if unsupported."""
+    parts = mnemonic.split(".")
+    if len(parts) > 1 and f"{parts[0]}.{parts[1]}" in OPCODES:
+        return OPCODES[f"{parts[0]}.{parts[1]}"], 2
+    return OPCODES.get(parts[0]), 1
+
+
+def _unsupported_message(mnemonic: str) -> str:
+    base = mnemonic.split(".")[0]
+    if base == "call":
+        return ("device functions (.func / call) are not supported: inline them "
+                "(nvcc inlines __device__ functions by default)")
+    return f"unsupported instruction {base!r} (in {mnemonic!r}); run 'gpusim isa' for the supported instructions"
+
+
+def _strip_comments(lines: list[str]) -> list[str]:
+    out, in_block = [], False
+    for ln in lines:
+        res = ""
+        i = 0
+        while i < len(ln):
+            if in_block:
+                j = ln.find("*/", i)
+                if j < 0:
+                    i = len(ln)
+                    break
+                in_block, i = False, j + 2
+                continue
+            if ln.startswith("//", i):
+                break
+            if ln.startswith("/*", i):
+                in_block, i = True, i + 2
+                continue
+            res += ln[i]
+            i += 1
+        out.append(res)
+    return out
+
+
+def _unsupported_before(lines: list[str], last: int, filename: str) -> PTXError | None:
+    """On a syntax error at line ``last``: the first instruction at or before it whose
+    opcode the table does not have, as the one-line 'unsupported instruction' error (the
+    grammar reads only the operand forms of supported instructions, so an unsupported
+    instruction must never surface as a syntax error). ``None`` if there is none."""
+    for no, ln in enumerate(_strip_comments(lines[:last]), 1):
+        m = _INSTR_START.match(ln)
+        if not m or ln[m.end():].lstrip().startswith(":"):
+            continue
+        mnemonic = m.group(1) + m.group(2)
+        if find_spec(mnemonic)[0] is None:
+            return PTXError(filename, no, m.start(1) + 1, _unsupported_message(mnemonic), lines[no - 1])
+    return None
 
 
 def _syntax_error(exc: lark.exceptions.UnexpectedInput, filename: str, lines: list[str]) -> PTXError:
@@ -128,9 +198,15 @@ class _Builder:
             elif kind == "file":
                 mod.files[int(node.children[0])] = str(node.children[1]).strip('"')
             elif kind == "module_var":
-                module_shared.append(self.variable(node, module_level=True))
+                v = self.variable(node, module_level=True)
+                if v[1] in ("global", "const"):
+                    if v[0] in mod.globals:
+                        raise self.err(node, f"module variable {v[0]!r} is declared twice")
+                    mod.globals[v[0]] = Variable(v[0], v[1], v[2], v[3], v[4], -1, self.loc(node), v[7])
+                else:
+                    module_shared.append(v[:7])
             elif kind == "entry":
-                k = self.entry(node, module_shared)
+                k = self.entry(node, module_shared, mod.globals)
                 if k.name in mod.kernels:
                     raise self.err(node, f"kernel {k.name!r} is defined twice")
                 mod.kernels[k.name] = k
@@ -152,7 +228,7 @@ class _Builder:
         return align, space
 
     def variable(self, node, module_level: bool = False) -> tuple:
-        """Return (name, space, type, size or None, align, extern, node)."""
+        """Return (name, space, type, size or None, align, extern, node, initial bytes or None)."""
         toks = [c for c in node.children if isinstance(c, lark.Token)]
         linkage = [str(c.children[0]) for c in node.children if isinstance(c, lark.Tree) and c.data == "linkage"]
         space = next(str(t)[1:] for t in toks if t.type == "STATE_SPACE")
@@ -160,12 +236,15 @@ class _Builder:
         name = next(str(t) for t in toks if t.type == "NAME")
         align, _ = self._attrs(node.children)
         dims = [c for c in node.children if isinstance(c, lark.Tree) and c.data == "array_dim"]
-        if any(isinstance(c, lark.Tree) and c.data == "initializer" for c in node.children):
-            raise self.err(node, f"initialised variables are not supported ({name!r})")
+        init_node = next((c for c in node.children if isinstance(c, lark.Tree) and c.data == "initializer"), None)
         space = space.split("::")[0]
-        if space not in ("shared", "local"):
-            where = "module-level " if module_level else ""
-            raise self.err(node, f"{where}.{space} variables are not supported ({name!r}); gpusim supports .shared and .local variables")
+        allowed = ("shared", "global", "const") if module_level else ("shared", "local")
+        if space not in allowed:
+            where = ("module-level .{0} variables are not supported ({1!r}); module scope has .global, .const and "
+                     ".shared variables" if module_level else
+                     ".{0} variables inside a kernel are not supported ({1!r}); declare .global/.const variables at "
+                     "module scope, and use .shared or .local inside kernels")
+            raise self.err(node, where.format(space, name))
         elem = TYPES[ty].size
         size: int | None = elem
         for d in dims:
@@ -173,11 +252,53 @@ class _Builder:
                 size = None
             else:
                 size = (size or 0) * int(d.children[0])
-        if size is None and not (space == "shared" and ".extern" in linkage):
-            raise self.err(node, f"unsized array {name!r} must be 'extern .shared' (dynamic shared memory)")
-        return name, space, ty, size, align or elem, ".extern" in linkage, node
+        extern = ".extern" in linkage
+        if size is None and not (space == "shared" and extern):
+            if space in ("global", "const") and init_node is not None:
+                raise self.err(node, f"unsized array {name!r} with an initialiser: write its size")
+            raise self.err(node, f"unsized array {name!r} must be 'extern .shared' (dynamic shared memory); "
+                                 f"an unsized .extern .{space} variable is defined in another module, and gpusim "
+                                 f"loads one module without linking")
+        init = None
+        if init_node is not None:
+            if space not in ("global", "const"):
+                raise self.err(node, f"initialised .{space} variables do not exist in PTX ({name!r}): only .global "
+                                     f"and .const variables take initialisers")
+            if extern:
+                raise self.err(node, f".extern variable {name!r} cannot have an initialiser")
+            init = self.initial_bytes(init_node, ty, size, name)
+        return name, space, ty, size, align or elem, extern, node, init
 
-    def entry(self, node, module_shared: list) -> Kernel:
+    def initial_bytes(self, init_node, ty: str, size: int, name: str) -> bytes:
+        """The bytes of an initialiser ``= v`` / ``= {v, ...}`` (nested braces for arrays of
+        arrays; fewer values than elements leave the rest zero, PTX ISA 9.0 §5.4.4)."""
+        import numpy as np  # isa needs numpy anyway (opcodes); keep the parser's import light
+
+        text = str(init_node.children[0]).strip()
+        items = [t.strip() for t in text.replace("{", ",").replace("}", ",").split(",") if t.strip()]
+        info = TYPES[ty]
+        n = size // info.size
+        if len(items) > n:
+            raise self.err(init_node, f"initialiser of {name!r} has {len(items)} values for {n} elements")
+        out = np.zeros(n, info.dtype)
+        bits_dtype = np.dtype(f"u{info.size}")
+        for k, item in enumerate(items):
+            m = re.fullmatch(r"(-?)(0[fF][0-9a-fA-F]{8}|0[dD][0-9a-fA-F]{16}|0[xX][0-9a-fA-F]+U?|\d+\.\d*([eE][+-]?\d+)?|\d+U?)", item)
+            if m is None:
+                raise self.err(init_node, f"initialiser value {item!r} of {name!r} is not supported: gpusim takes "
+                                          f"integer and floating-point literals (not addresses such as generic(...))")
+            imm = self.immediate(([lark.Token("SIGN", "-")] if m.group(1) else []) + [lark.Token("IMM", m.group(2))])
+            if imm.bits_of is not None:  # raw float bits: 0f.../0d...
+                if (imm.bits_of == "f32") != (info.size == 4) or info.kind != "f":
+                    raise self.err(init_node, f"float literal {item!r} does not match the type .{ty} of {name!r}")
+                out.view(bits_dtype)[k] = imm.value
+            elif info.kind == "f":
+                out[k] = imm.value
+            else:
+                out.view(bits_dtype)[k] = int(imm.value) & ((1 << (8 * info.size)) - 1)
+        return out.tobytes()
+
+    def entry(self, node, module_shared: list, module_globals: dict | None = None) -> Kernel:
         children = node.children
         name_tok = next(c for c in children if isinstance(c, lark.Token) and c.type == "NAME")
         kname = str(name_tok)
@@ -200,13 +321,13 @@ class _Builder:
         self.statements(body, state)
         # Shared variables declared at module scope belong to each kernel that uses them.
         used = state.symbols_used
-        decls = [v for v in module_shared if v[0] in used] + state.decls
-        variables: dict[str, Variable] = {}
+        decls = [v for v in module_shared if v[0] in used] + [d[:7] for d in state.decls]
+        variables: dict[str, Variable] = {n: v for n, v in (module_globals or {}).items() if n in used}
         offs = {"shared": 0, "local": 0}
         dyn_align = 0
         for name, space, ty, size, align, extern, vnode in decls:
             if name in variables:
-                raise self.err(vnode, f"variable {name!r} is declared twice")
+                raise self.err(vnode, f"variable {name!r} is declared twice (or shadows a module variable)")
             if size is None:
                 dyn_align = max(dyn_align, align)
                 variables[name] = Variable(name, space, ty, None, align, -1, self.loc(vnode))
@@ -249,8 +370,10 @@ class _Builder:
                 st.labels[name] = len(st.instrs)
             elif kind == "loc":
                 st.src = tuple(int(t) for t in node.children[:3])
-            elif kind == "scope":
+            elif kind == "scope":  # { ... }: registers declared inside are local to it
+                st.scopes.append({})
                 self.statements(node.children, st)
+                st.scopes.pop()
             elif kind == "instruction":
                 st.instrs.append(self.instruction(node, st))
             # pragma: accepted and ignored
@@ -263,7 +386,12 @@ class _Builder:
             base = str(item.children[0])
             names = [f"{base}{i}" for i in range(int(item.children[1]))] if len(item.children) > 1 else [base]
             for n in names:
-                st.regs[n] = ty
+                scope = st.scopes[-1]
+                if n in scope:
+                    raise self.err(item, f"register {n} is declared twice in the same scope")
+                unique = n if len(st.scopes) == 1 else f"{n}${st.next_scope_id()}"
+                scope[n] = unique
+                st.regs[unique] = ty
 
     # ------------------------------------------------------------ instructions
     def instruction(self, node, st: "_KernelState") -> Instr:
@@ -272,16 +400,16 @@ class _Builder:
         if isinstance(children[0], lark.Tree) and children[0].data == "guard":
             g = children.pop(0)
             neg = len(g.children) == 2
-            guard = Reg(str(g.children[-1]), neg)
-            self.check_reg(g.children[-1], guard.name, st, want="pred")
+            self.check_reg(g.children[-1], str(g.children[-1]), st, want="pred")
+            guard = Reg(st.resolve(str(g.children[-1])), neg)
         mtok = children.pop(0)
         mnemonic = str(mtok)
         parts = mnemonic.split(".")
-        spec = OPCODES.get(parts[0])
+        spec, n_name = find_spec(mnemonic)
         if spec is None:
-            raise self.err(mtok, f"unsupported instruction {parts[0]!r} (in {mnemonic!r}); run 'gpusim isa' for the supported instructions")
-        types = tuple(p for p in parts[1:] if p in TYPES)
-        mods = tuple(p for p in parts[1:] if p not in TYPES)
+            raise self.err(mtok, _unsupported_message(mnemonic))
+        types = tuple(p for p in parts[n_name:] if p in TYPES)
+        mods = tuple(p for p in parts[n_name:] if p not in TYPES)
         for m in mods:
             ok = m in spec.mods or ("hints" in spec.mods and (m.startswith("L1::") or m.startswith("L2::")))
             if not ok:
@@ -294,6 +422,8 @@ class _Builder:
             if t not in spec.types:
                 allowed = ", ".join("." + x for x in sorted(spec.types))
                 raise self.err(mtok, f"type .{t} is not supported by {spec.name!r} (supported: {allowed})")
+        if "sat" in mods and any(t in ("u16x2", "s16x2") for t in types):
+            raise self.err(mtok, f"modifier .sat does not apply to the packed type .{types[-1]} (ptxas refuses it)")
         for group in spec.required:
             n = sum(1 for m in mods if m in group)
             if n != 1:
@@ -307,19 +437,19 @@ class _Builder:
                      Loc(self.file, mtok.line, mtok.column), st.src, len(st.instrs))
 
     def check_reg(self, tok, name: str, st: "_KernelState", want: str | None = None) -> None:
-        if name not in st.regs:
+        if st.resolve(name) is None:
             raise self.err(tok, f"undeclared register {name} (declare it with .reg)")
-        if want == "pred" and st.regs[name] != "pred":
+        if want == "pred" and st.regs[st.resolve(name)] != "pred":
             raise self.err(tok, f"{name} is a .{st.regs[name]} register, not a predicate")
 
     def register(self, tok, st: "_KernelState", neg: bool = False):
         name = str(tok)
         base = name[1:].split(".")[0]
-        if name not in st.regs and base in SPECIAL_REGISTERS:
+        if st.resolve(name) is None and (base in SPECIAL_REGISTERS or _RESERVED_SMEM.match(base)):
             comp = name.split(".")[1] if "." in name else None
             return Special(base, comp)
         self.check_reg(tok, name, st)
-        return Reg(name, neg)
+        return Reg(st.resolve(name), neg)
 
     def operand(self, node, st: "_KernelState"):
         if isinstance(node, lark.Token):  # single-token rules are inlined by '?operand'
@@ -336,8 +466,13 @@ class _Builder:
         if kind == "immediate":
             return self.immediate(ch)
         if kind == "symbol":
-            st.symbols_used.add(str(ch[0]))
-            return Sym(str(ch[0]))
+            name = str(ch[0])
+            if name == "WARP_SZ":
+                return Imm(WARP_SZ, name)
+            if st.resolve(name) is not None:  # a register declared without '%' (inline-asm blocks)
+                return self.register(ch[0], st)
+            st.symbols_used.add(name)
+            return Sym(name)
         if kind in ("address", "address_neg", "address_abs"):
             return self.address(node, st)
         if kind == "vector":
@@ -380,6 +515,8 @@ class _Builder:
             base = self.register(base_node.children[0], st)
             if isinstance(base, Special):
                 raise self.err(base_node.children[0], f"special register {base} cannot be used as an address")
+        elif st.resolve(str(base_node.children[0])) is not None:
+            base = self.register(base_node.children[0], st)
         else:
             base = Sym(str(base_node.children[0]))
             st.symbols_used.add(base.name)
@@ -404,7 +541,8 @@ class _Builder:
                         raise PTXError(self.file, ins.loc.line, ins.loc.column, f"branch to undefined label {sym!r}", self.lines[ins.loc.line - 1])
                 elif sym not in k.variables and sym not in params:
                     raise PTXError(self.file, ins.loc.line, ins.loc.column,
-                                   f"unknown symbol {sym!r} (not a parameter, .shared or .local variable of kernel {k.name!r})",
+                                   f"unknown symbol {sym!r} (not a parameter, a .shared or .local variable of kernel "
+                                   f"{k.name!r}, or a module .global/.const variable)",
                                    self.lines[ins.loc.line - 1])
         if not k.instrs or k.instrs[-1].spec.kind not in (Kind.EXIT, Kind.BRA):
             # Falling off the end of a kernel behaves like ret.
@@ -421,3 +559,17 @@ class _KernelState:
         self.labels: dict[str, int] = {}
         self.src: tuple[int, int, int] | None = None
         self.symbols_used: set[str] = set()
+        #: Register scopes, outermost (the kernel's) first: declared name -> unique name.
+        self.scopes: list[dict[str, str]] = [{}]
+        self._scope_ids = 0
+
+    def resolve(self, name: str) -> str | None:
+        """The unique name of register ``name`` as seen from the current scope, or ``None``."""
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def next_scope_id(self) -> int:
+        self._scope_ids += 1
+        return self._scope_ids

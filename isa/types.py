@@ -26,7 +26,7 @@ class PtxType:
         dtype: the numpy dtype a value of this type is computed in. Untyped
             ``.bN`` types use unsigned integers; ``bf16`` is carried as its raw
             ``uint16`` bits (numpy has no bfloat16); ``f16x2``/``bf16x2`` as
-            ``uint32`` bits.
+            ``uint32`` bits, and so are the packed integer types ``u16x2``/``s16x2``.
     """
 
     name: str
@@ -78,6 +78,8 @@ TYPES: dict[str, PtxType] = {
         _t("f64", "f", 64, np.float64),
         _t("f16x2", "f", 32, np.uint32),
         _t("bf16x2", "f", 32, np.uint32),
+        _t("u16x2", "u", 32, np.uint32),  # two 16-bit lanes in one 32-bit register (add/sub/min/max, sm_90)
+        _t("s16x2", "s", 32, np.uint32),
     )
 }
 

@@ -6,7 +6,8 @@ import argparse
 
 from gpusim.errors import GpusimError
 from gpusim.table import format_table
-from isa.opcodes import OPCODES
+from isa.opcodes import OPCODES, REFUSED
+from isa.parser import find_spec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,7 +23,7 @@ def _unit(spec) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if args.opcode:
-        spec = OPCODES.get(args.opcode.split(".")[0])
+        spec = find_spec(args.opcode)[0]
         if spec is None:
             raise GpusimError(f"{args.opcode!r} is not a supported instruction; 'gpusim isa' lists them")
         print(f"{spec.name}: {spec.doc}")
@@ -34,4 +35,7 @@ def run(args: argparse.Namespace) -> int:
     rows = [(s.name, s.kind.value, _unit(s), s.doc) for s in OPCODES.values()]
     print(format_table(["opcode", "kind", "unit", "semantics (PTX ISA 9.0 section)"], rows))
     print(f"\n{len(rows)} opcodes. 'gpusim isa OPCODE' shows types and modifiers.")
+    print("\nAlso read: module .global/.const variables (initialisers, .extern), scoped { .reg ... } blocks,\n"
+          "WARP_SZ, %reserved_smem_offset_*. Refused at load time ('unsupported instruction', with file:line):")
+    print(format_table(["instructions", "what they are"], list(REFUSED)))
     return 0

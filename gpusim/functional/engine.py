@@ -33,6 +33,10 @@ __all__ = ["Grid", "ChunkExecutor"]
 
 _DONE = np.int32(np.iinfo(np.int32).max)  # PC of a thread that cannot run
 
+#: Bytes of reserved shared memory a kernel that reads ``%reserved_smem_offset_*`` gets after
+#: its own shared memory (gpusim's layout; cooperative groups keep a barrier word there).
+RESERVED_SMEM_BYTES = 16
+
 
 @dataclass(frozen=True)
 class Grid:
@@ -135,6 +139,20 @@ class ChunkExecutor:
         self.live_warps = n_blocks * grid.warps_per_block
         self.waiting = np.zeros(T, np.bool_)
         self.bar_pc = np.zeros(T, np.int32)
+        # Named barriers (ids other than 0, thread counts) and bar.red take the general path.
+        self.named_barriers = any(i.spec.kind is Kind.BAR and (len(i.operands) > 1 or i.op.endswith(".red")
+                                                               or not (isinstance(i.operands[0], Imm) and i.operands[0].value == 0))
+                                  for i in kernel.instrs)
+        if self.named_barriers:
+            self.bar_id = np.zeros(T, np.int64)
+            self.bar_count = np.zeros(T, np.int64)  # 0: every live thread of the CTA
+            self.bar_val = np.zeros(T, np.bool_)
+        # Reserved shared memory (%reserved_smem_offset_*): 16 bytes after the CTA's own.
+        self.reserved_base = -(-self.shared_bytes // 8) * 8
+        if any(isinstance(op, Special) and op.name.startswith("reserved_smem") for i in kernel.instrs for op in i.operands):
+            self.shared_bytes = self.reserved_base + RESERVED_SMEM_BYTES
+            self.shared_stride = max(16, -(-self.shared_bytes // 16) * 16)
+            self.shared = np.zeros(n_blocks * self.shared_stride, np.uint8)
         self.wait_per_block = np.zeros(n_blocks, np.int64)
         self.n_waiting = 0
         self.steps = 0
@@ -248,7 +266,13 @@ class ChunkExecutor:
             self._release_barriers()
 
     # ---------------------------------------------------------------- barriers
-    def barrier(self, ins: Instr, sel: np.ndarray | None) -> None:
+    def barrier(self, ins: Instr, sel: np.ndarray | None, bar_id: int = 0, count: int = 0,
+                value: np.ndarray | None = None) -> None:
+        """Lanes ``sel`` arrive at barrier ``bar_id`` of their CTA, expecting ``count``
+        threads (0: every live thread of the CTA); ``value`` is each lane's predicate of a
+        ``bar.red`` (whose result is written when the barrier completes)."""
+        if self.named_barriers:
+            return self._named_barrier(ins, sel, bar_id, count, value)
         if self.converged:
             # Every live thread of every CTA of the chunk is here: release at once.
             return self.advance(sel, ins.index + 1)
@@ -260,6 +284,8 @@ class ChunkExecutor:
         self._release_barriers()
 
     def _release_barriers(self) -> None:
+        if self.named_barriers:
+            return self._release_named()
         full = np.flatnonzero((self.wait_per_block > 0) & (self.wait_per_block >= self.live_per_block))
         if full.size == 0:
             return
@@ -281,6 +307,66 @@ class ChunkExecutor:
         self.n_waiting -= int(lanes.size)
         self.wait_per_block[full] = 0
         self.pcs[lanes] = pcs + 1
+
+    def _named_barrier(self, ins: Instr, sel, bar_id: int, count: int, value) -> None:
+        if self.converged:
+            # Every live thread of every CTA of the chunk is here: each barrier completes at once.
+            if value is not None:
+                self._bar_red_result(ins, np.arange(self.T) if sel is None else sel, value)
+            return self.advance(sel, ins.index + 1)
+        self.waiting[sel] = True
+        self.bar_pc[sel] = ins.index
+        self.bar_id[sel] = bar_id
+        self.bar_count[sel] = count
+        if value is not None:
+            self.bar_val[sel] = value
+        self.pcs[sel] = _DONE
+        self.n_waiting += int(sel.size)
+        self._release_barriers()
+
+    def _bar_red_result(self, ins: Instr, lanes: np.ndarray, vals: np.ndarray) -> None:
+        """Write ``bar.red``'s result to ``lanes``: per CTA, the popc/and/or of ``vals`` over them."""
+        blk = self.block_of[lanes]
+        ones = np.bincount(blk, weights=vals.astype(np.float64), minlength=self.nb).astype(np.int64)
+        total = np.bincount(blk, minlength=self.nb)
+        if ins.has("popc"):
+            res, ty = ones[blk].astype(np.uint32), "u32"
+        else:
+            res, ty = ((ones == total) if ins.has("and") else (ones > 0))[blk], "pred"
+        self.regs.write(ins.operands[0], res, ty, lanes)
+
+    def _release_named(self) -> None:
+        lanes = np.flatnonzero(self.waiting)
+        if lanes.size == 0:
+            return
+        key = self.block_of[lanes] * 16 + self.bar_id[lanes]
+        order = np.argsort(key, kind="stable")
+        lanes, key = lanes[order], key[order]
+        starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+        for grp in np.split(lanes, starts[1:]):
+            b = int(self.block_of[grp[0]])
+            count = int(self.bar_count[grp[0]])
+            if count:  # arrivals are counted per warp (PTX ISA 9.0 §9.7.13.1)
+                arrived = 32 * np.unique(grp >> 5).size
+                need = min(count, 32 * int(np.unique(np.flatnonzero(self.live[b * self.tpbp:(b + 1) * self.tpbp]) >> 5).size))
+            else:
+                arrived, need = grp.size, int(self.live_per_block[b])
+            if arrived < need:
+                continue
+            pcs = self.bar_pc[grp]
+            if pcs.min() != pcs.max() and not count:
+                lines = sorted({self.instrs[int(p)].loc.line for p in pcs})
+                raise KernelFault(
+                    f"kernel {self.kernel.name}: threads of block {self.grid.block_coords(self.first_block + b)} wait "
+                    f"at different barriers (PTX lines {', '.join(map(str, lines))}): bar.sync in divergent code")
+            for pc in np.unique(pcs):
+                sub = grp[pcs == pc]
+                ins = self.instrs[int(pc)]
+                if ins.op.endswith(".red"):
+                    self._bar_red_result(ins, sub, self.bar_val[sub])
+            self.waiting[grp] = False
+            self.n_waiting -= int(grp.size)
+            self.pcs[grp] = pcs + 1
 
     def _deadlock(self) -> None:
         lanes = np.flatnonzero(self.waiting)
@@ -364,6 +450,14 @@ class ChunkExecutor:
             eq = one << lane
             m = {"eq": eq, "lt": eq - one, "le": (eq << one) - one, "ge": ~(eq - one), "gt": ~((eq << one) - one)}[name[9:]]
             return (m & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        if name.startswith("reserved_smem_offset_"):
+            # gpusim's layout: the reserved words follow the CTA's shared memory; _<n> is word n.
+            which = name[len("reserved_smem_offset_"):]
+            off = {"begin": 0, "end": RESERVED_SMEM_BYTES, "cap": RESERVED_SMEM_BYTES}.get(which)
+            off = 8 * int(which) if off is None else off
+            if off >= RESERVED_SMEM_BYTES and which not in ("end", "cap"):
+                raise KernelFault(f"kernel {self.kernel.name}: {op} is past gpusim's {RESERVED_SMEM_BYTES} reserved bytes")
+            return np.full(n, self.reserved_base + off, np.uint32)
         if name == "dynamic_smem_size":
             return np.full(n, self.shared_bytes - self.dynamic_base, np.uint32)
         if name == "total_smem_size":
@@ -377,6 +471,13 @@ class ChunkExecutor:
         var = self.kernel.variables.get(name)
         if var is None:
             raise KernelFault(f"kernel {self.kernel.name}: taking the address of parameter {name!r} is not supported")
+        if var.space in ("global", "const"):
+            # Module variables live in global memory; a .const address is its global address.
+            addr = self.memory.symbols.get(var)
+            if addr is None:
+                raise KernelFault(f"kernel {self.kernel.name}: module variable {name!r} has no device address "
+                                  f"(launch kernels through gpusim.RawModule, which places module variables)")
+            return addr
         return self.dynamic_base if var.size is None else var.offset
 
 
@@ -446,10 +547,11 @@ def _cvta(ex: ChunkExecutor, ins: Instr, sel) -> None:
     if g is None or g.size:
         dst, src = ins.operands
         space = next(m for m in ins.mods if m != "to").split("::")[0]
-        if space in ("const", "param"):
+        if space == "param":
             raise KernelFault(f"kernel {ex.kernel.name}: cvta for .{space} is not supported ({ins.loc})")
         a = ex.read(src, "u64", g)
-        base = {"global": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}[space]
+        # .const addresses are global addresses in gpusim (module .const variables live in global memory).
+        base = {"global": 0, "const": 0, "shared": SHARED_WINDOW, "local": LOCAL_WINDOW}[space]
         res = a - np.uint64(base) if ins.has("to") else a + np.uint64(base)
         ex.write(dst, res.astype(_dtype(ins.ty)), ins.ty, g)
     ex.advance(sel, ins.index + 1)
@@ -469,17 +571,35 @@ def _exit(ex: ChunkExecutor, ins: Instr, sel) -> None:
 
 
 def _bar(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    """``bar{rier}.sync a{, b}`` and ``bar{rier}.red.{popc,and,or} d, a{, b}, {!}c`` (PTX ISA
+    9.0 §9.7.13.1): barrier ``a`` (0-15) completes when ``b`` threads (a multiple of 32,
+    counted per arriving warp) or, without ``b``, every live thread of the CTA arrived."""
     if ins.guard is not None:
-        raise KernelFault(f"kernel {ex.kernel.name}: predicated bar.sync is not supported ({ins.loc})")
-    if len(ins.operands) == 2:
-        count = ins.operands[1]
-        if not isinstance(count, Imm) or count.value != ex.tpbp:
-            raise KernelFault(f"kernel {ex.kernel.name}: bar.sync with a thread count other than the whole CTA "
-                              f"is not supported ({ins.loc})")
-    ex.barrier(ins, sel)
+        raise KernelFault(f"kernel {ex.kernel.name}: predicated {ins.op} is not supported ({ins.loc})")
+    ops = ins.operands[1:] if ins.op.endswith(".red") else ins.operands
+    value = None
+    if ins.op.endswith(".red"):
+        ops, pred = ops[:-1], ops[-1]
+        value = ex.read(pred, "pred", sel)
+    bar_id, count = ops[0], ops[1] if len(ops) > 1 else None
+    if not isinstance(bar_id, Imm) or not (count is None or isinstance(count, Imm)):
+        raise KernelFault(f"kernel {ex.kernel.name}: {ins.op} with a barrier id or thread count in a register "
+                          f"is not supported ({ins.loc})")
+    if not 0 <= int(bar_id.value) < 16 or (count is not None and (int(count.value) <= 0 or int(count.value) % 32)):
+        raise KernelFault(f"kernel {ex.kernel.name}: {ins.to_ptx()} at {ins.loc}: the barrier id must be 0-15 and "
+                          f"the thread count a positive multiple of the warp size (PTX ISA 9.0 §9.7.13.1)")
+    ex.barrier(ins, sel, int(bar_id.value), 0 if count is None else int(count.value), value)
 
 
 def _fence(ex: ChunkExecutor, ins: Instr, sel) -> None:
+    if ins.op == "trap":
+        g = ex.guarded(ins, sel)
+        if g is None or g.size:
+            t = 0 if g is None else int(g[0])
+            block = ex.grid.block_coords(ex.first_block + int(ex.block_of[t]))
+            thread = ex.grid.thread_coords(int(ex.lin_tid[t]))
+            raise KernelFault(f"kernel {ex.kernel.name}: trap executed at {ins.loc.file}:{ins.loc.line} by block "
+                              f"{block} thread {thread} (the launch fails, as cudaErrorLaunchFailure on a GPU)")
     ex.advance(sel, ins.index + 1)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from gpusim.errors import KernelFault
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, MemoryFault, check_aligned
-from gpusim.memmodel import global_sectors, shared_wavefronts
+from gpusim.memmodel import constant_transactions, global_sectors, shared_wavefronts
 from isa import fp
 from isa.ir import Addr, Instr, Reg, Sym, Vec
 from isa.types import TYPES
@@ -37,12 +37,14 @@ class Access:
 
     Attributes:
         op: ``"ld"``, ``"st"`` or ``"atom"`` (``atom`` and ``red``).
-        space: ``"global"``, ``"shared"`` or ``"local"`` (generic addresses are split).
+        space: ``"global"``, ``"shared"``, ``"local"`` (generic addresses are split) or
+            ``"const"`` (indexed ``ld.const`` only).
         addrs: uint64 byte addresses in that space, one per lane of ``lanes``.
         lanes: thread indices (of the executor) performing the access.
         width: bytes per lane (element size times vector length).
-        wavefronts: shared-memory wavefronts of the access (hardware-facts.md §5),
-            or ``None`` where not computed (non-shared spaces, atomics).
+        wavefronts: shared-memory wavefronts of the access (hardware-facts.md §5); for
+            ``"const"``: constant-cache transactions (one per distinct address of a warp);
+            or ``None`` where not computed (other spaces, atomics).
         warp_wavefronts: the same per warp of ``lanes`` (int64, one entry per
             warp, in lane order), or ``None``.
     """
@@ -133,7 +135,7 @@ def _parts(ex, space: str, a: np.ndarray, lanes, dtype: np.dtype):
     for sp, sub, addrs in pieces:
         sub_lanes = lanes if sub is None else (sub if lanes is None else lanes[sub])
         try:
-            if sp == "global":
+            if sp in ("global", "const"):  # module .const variables live in global memory
                 for view, idx, inner in ex.memory.views(addrs, dtype):
                     yield view, idx, _compose(sub, inner)
             elif sp in ("shared", "local"):
@@ -186,6 +188,9 @@ def _account(ex: "ChunkExecutor", pc: int, op: str, space: str, a: np.ndarray, l
         stats[name] += v
         stats[name, pc] += v
     for sp, sub, addrs in pieces:
+        if sp == "const":
+            _account_const(ex, pc, addrs, lanes, add)
+            continue
         if ex.accesses is not None:
             ex.accesses.append(Access(op, sp, addrs, lanes if sub is None else lanes[sub], width))
         if sp not in ("global", "shared"):
@@ -222,6 +227,23 @@ def _account(ex: "ChunkExecutor", pc: int, op: str, space: str, a: np.ndarray, l
             ex.accesses[-1].warp_wavefronts = per_warp
         add(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", wavefronts)
         add(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", conflicts)
+
+
+def _account_const(ex: "ChunkExecutor", pc: int, addrs: np.ndarray, lanes: np.ndarray, add) -> None:
+    """Constant-cache counters of an indexed ``ld.const`` (ptxas's LDC; a load at a symbol
+    address becomes a constant-bank operand and is not counted): ``idc__requests.sum``, one
+    per warp, and ``gpusim__idc_transactions.sum``, one per distinct address of the warp's
+    active lanes (a warp-uniform address is broadcast in one transaction; divergent
+    addresses are serialised: CUDA C++ Programming Guide, "Constant Memory")."""
+    ins = ex.instrs[pc]
+    if isinstance(ins.operands[1], Addr) and not isinstance(ins.operands[1].base, Reg):
+        return
+    rows, act = _by_warp(lanes, addrs)
+    per_warp = constant_transactions(rows, act)
+    add("idc__requests.sum", rows.shape[0])
+    add("gpusim__idc_transactions.sum", int(per_warp.sum()))
+    if ex.accesses is not None:
+        ex.accesses.append(Access("ld", "const", addrs, lanes, 0, int(per_warp.sum()), per_warp))
 
 
 def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:

@@ -82,6 +82,9 @@ class GlobalMemory:
         self._ends = np.zeros(0, np.uint64)
         self._order: list[Allocation] = []
         self._next = GLOBAL_BASE
+        #: Module-level ``.global``/``.const`` variables (:class:`isa.ir.Variable`, by identity)
+        #: -> their device address, as bound by the module that launches (``RawModule``).
+        self.symbols: dict = {}
 
     # ---------------------------------------------------------------- allocation
     def allocate(self, nbytes: int, owner: object | None = None) -> Allocation:
@@ -107,9 +110,10 @@ class GlobalMemory:
             self._reindex()
 
     def _reindex(self) -> None:
-        self._order = sorted(self._allocs.values(), key=lambda a: a.base)
-        self._bases = np.array([a.base for a in self._order], np.uint64)
-        self._ends = np.array([a.base + a.nbytes for a in self._order], np.uint64)
+        order = sorted(self._allocs.values(), key=lambda a: a.base)
+        bases = np.array([a.base for a in order], np.uint64)
+        ends = np.array([a.base + a.nbytes for a in order], np.uint64)
+        self._order, self._bases, self._ends = order, bases, ends
 
     def snapshot(self) -> "GlobalMemory":
         """A copy of this memory (same allocations at the same addresses, their bytes copied):
@@ -117,6 +121,7 @@ class GlobalMemory:
         copy = GlobalMemory()
         copy._allocs = {b: Allocation(a.base, a.nbytes, a.data.copy()) for b, a in self._allocs.items()}
         copy._next = self._next
+        copy.symbols = dict(self.symbols)
         copy._reindex()
         return copy
 
@@ -137,23 +142,25 @@ class GlobalMemory:
         """Split lanes by allocation: [(allocation, element index, lanes or None)].
         Raises MemoryFault for unaligned or out-of-bounds lanes."""
         check_aligned(addrs, size, "global")
-        if len(self._bases) == 0:
+        # One consistent index: a collected owner may free an allocation (and re-index) at any time.
+        bases, ends, order = self._bases, self._ends, self._order
+        if len(bases) == 0:
             raise MemoryFault(0, int(addrs[0]), size, "access to unallocated global memory", "global")
-        which = np.searchsorted(self._bases, addrs, side="right").astype(np.int64) - 1
+        which = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
         ok = which >= 0
-        end = np.where(ok, self._ends[np.maximum(which, 0)], 0)
+        end = np.where(ok, ends[np.maximum(which, 0)], 0)
         ok &= (addrs + np.uint64(size)) <= end
         if not ok.all():
             lane = int(np.argmin(ok))
             raise MemoryFault(lane, int(addrs[lane]), size, "out-of-bounds access", "global")
         first = int(which[0])
         if (which == first).all():
-            a = self._order[first]
+            a = order[first]
             return [(a, ((addrs - np.uint64(a.base)) // np.uint64(size)).astype(np.int64), None)]
         out = []
         for w in np.unique(which):
             lanes = np.flatnonzero(which == w)
-            a = self._order[int(w)]
+            a = order[int(w)]
             out.append((a, ((addrs[lanes] - np.uint64(a.base)) // np.uint64(size)).astype(np.int64), lanes))
         return out
 

@@ -1,4 +1,5 @@
-"""Warp-level instructions of the functional engine: shfl.sync, vote.sync, activemask.
+"""Warp-level instructions of the functional engine: shfl.sync, vote.sync, match.sync,
+redux.sync, activemask.
 
 Owns: lane exchange within a warp (PTX ISA 9.0 §9.7.9.6 pseudo-code for
 ``shfl.sync``), warp votes (§9.7.13.9), and the check that every lane named in
@@ -21,7 +22,7 @@ from isa.ir import Instr, PredPair
 if TYPE_CHECKING:  # pragma: no cover
     from gpusim.functional.engine import ChunkExecutor
 
-__all__ = ["shfl", "vote", "activemask"]
+__all__ = ["shfl", "vote", "activemask", "match", "redux"]
 
 
 def _lanes(ex: "ChunkExecutor", sel) -> np.ndarray:
@@ -100,7 +101,12 @@ def shfl(ex: "ChunkExecutor", ins: Instr, sel) -> None:
 
 
 def vote(ex: "ChunkExecutor", ins: Instr, sel) -> None:
-    """``vote.sync.{all,any,uni}.pred d, a, membermask`` and ``vote.sync.ballot.b32``."""
+    """``vote.sync.{all,any,uni}.pred d, a, membermask`` and ``vote.sync.ballot.b32``
+    (``match`` and ``redux`` rows share the opcode table's VOTE kind and go to their own functions)."""
+    if ins.op == "match":
+        return match(ex, ins, sel)
+    if ins.op == "redux":
+        return redux(ex, ins, sel)
     g = ex.guarded(ins, sel)
     if g is None or g.size:
         dst, p_op, m_op = ins.operands
@@ -125,4 +131,78 @@ def activemask(ex: "ChunkExecutor", ins: Instr, sel) -> None:
     if g is None or g.size:
         lanes = _lanes(ex, g)
         ex.write(ins.operands[0], _warp_bits(ex, lanes)[lanes >> 5], "b32", g)
+    ex.advance(sel, ins.index + 1)
+
+
+def _group_by_warp(lanes: np.ndarray, mask: np.ndarray):
+    """Per lane: (index of its warp row, active-and-member bits (uint32) of its warp)."""
+    w = lanes >> 5
+    row = np.concatenate(([0], np.cumsum(w[1:] != w[:-1]))) if lanes.size else w
+    return row, w
+
+
+def match(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``match.any.sync.b32/b64 d, a, membermask`` (d = the lanes of membermask executing it
+    whose ``a`` equals this lane's) and ``match.all.sync d{|p}, a, membermask`` (d = membermask
+    if all those lanes' ``a`` are equal, else 0; p = whether they are). PTX ISA 9.0 §9.7.13.8."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, a_op, m_op = ins.operands
+        lanes = _lanes(ex, g)
+        mask = ex.read(m_op, "b32", g)
+        act = _check_members(ex, ins, lanes, mask)
+        a = ex.read(a_op, ins.ty, g).astype(np.uint64)
+        row, _ = _group_by_warp(lanes, mask)
+        nrow = int(row[-1]) + 1 if lanes.size else 0
+        vals = np.zeros((nrow, 32), np.uint64)
+        present = np.zeros((nrow, 32), np.bool_)
+        ln = ex.lane[lanes].astype(np.int64)
+        vals[row, ln] = a
+        present[row, ln] = True
+        members = act & mask
+        inm = ((members[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)).astype(np.bool_)  # (n, 32)
+        same = (vals[row] == a[:, None]) & present[row] & inm
+        if ins.has("any"):
+            bits = (same.astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(axis=1).astype(np.uint32)
+            ex.write(dst, bits, "b32", g)
+        else:
+            alleq = (same == inm).all(axis=1)
+            d = np.where(alleq, mask, np.uint32(0)).astype(np.uint32)
+            if isinstance(dst, PredPair):
+                ex.write(dst.first, d, "b32", g)
+                ex.write(dst.second, alleq, "pred", g)
+            else:
+                ex.write(dst, d, "b32", g)
+    ex.advance(sel, ins.index + 1)
+
+
+def redux(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+    """``redux.sync.{add,min,max}.{u32,s32}`` / ``.{and,or,xor}.b32 d, a, membermask``: d = the
+    operation over ``a`` of the lanes of membermask (add wraps modulo 2^32). PTX ISA 9.0 §9.7.13.12."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, a_op, m_op = ins.operands
+        lanes = _lanes(ex, g)
+        mask = ex.read(m_op, "b32", g)
+        act = _check_members(ex, ins, lanes, mask)
+        ty = ins.ty
+        a = ex.read(a_op, ty, g)
+        row, _ = _group_by_warp(lanes, mask)
+        nrow = int(row[-1]) + 1 if lanes.size else 0
+        ln = ex.lane[lanes].astype(np.int64)
+        op = next(m for m in ("add", "min", "max", "and", "or", "xor") if ins.has(m))
+        wide = np.int64 if ty == "s32" else np.uint64
+        ident = {"add": 0, "and": 0xFFFFFFFF, "or": 0, "xor": 0,
+                 "min": (2**31 - 1) if ty == "s32" else 0xFFFFFFFF, "max": -2**31 if ty == "s32" else 0}[op]
+        vals = np.full((nrow, 32), ident, wide)
+        vals[row, ln] = a.astype(wide)
+        inm = ((act & mask)[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
+        own = np.zeros((nrow, 32), np.bool_)
+        own[row, ln] = True
+        full = np.where(own[row] & inm.astype(np.bool_), vals[row], np.array(ident, wide))  # (n, 32)
+        red = {"add": lambda v: v.sum(axis=1), "min": lambda v: v.min(axis=1), "max": lambda v: v.max(axis=1),
+               "and": lambda v: np.bitwise_and.reduce(v, axis=1), "or": lambda v: np.bitwise_or.reduce(v, axis=1),
+               "xor": lambda v: np.bitwise_xor.reduce(v, axis=1)}[op](full)
+        res = (red.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
+        ex.write(dst, res.view(np.int32) if ty == "s32" else res, "s32" if ty == "s32" else ty, g)
     ex.advance(sel, ins.index + 1)

@@ -5,6 +5,8 @@ Owns: the cost of a warp's memory access that follows from its addresses alone:
 * :mod:`gpusim.memmodel.shared`: shared-memory banking: wavefronts, conflict-free ("ideal")
   wavefronts and bank conflicts of ``ld/st.shared`` (hardware-facts.md §5's 4-rule model,
   which reproduces the H100-measured table exactly), and which lanes each wavefront serves.
+* :mod:`gpusim.memmodel.constant`: constant-cache transactions of an indexed ``ld.const``
+  (one per distinct address of a warp).
 * :mod:`gpusim.memmodel.coalesce`: global coalescing: requests, distinct 32 B sectors and
   128 B lines of ``ld/st.global`` (hardware-facts.md §6), and the sector/line addresses.
 
@@ -17,11 +19,12 @@ numpy. Inputs are (W, 32) arrays (one row per warp; a (32,) array is one warp) a
 result is a frozen dataclass of per-warp int64 arrays of shape (W,).
 """
 
+from gpusim.memmodel.constant import constant_transactions
 from gpusim.memmodel.coalesce import GlobalCost, global_sector_addresses, global_sectors
 from gpusim.memmodel.shared import (SharedCost, shared_lane_wavefront, shared_wavefront_lanes,
                                     shared_wavefronts)
 
 __all__ = [
     "SharedCost", "shared_wavefronts", "shared_lane_wavefront", "shared_wavefront_lanes",
-    "GlobalCost", "global_sectors", "global_sector_addresses",
+    "GlobalCost", "global_sectors", "global_sector_addresses", "constant_transactions",
 ]

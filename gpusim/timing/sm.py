@@ -511,6 +511,9 @@ class SM:
             after = launch.on_global_access(w.cta.block, w.mem_steps)
             w.mem_steps += 1
         for acc in accesses:
+            if acc.space == "const":  # constant cache: one cycle per serialised transaction (ASSUMED)
+                done = max(done, now + w.timed.latency + int(acc.warp_wavefronts.max()) - 1)
+                continue
             if acc.space == "shared":
                 wf = acc.wavefronts
                 if wf is None:  # shared atomics: read and write the words of a store pattern

@@ -81,9 +81,9 @@ def test_missing_version_and_unreadable_file(tmp_path):
         parse_file(tmp_path / "nope.ptx")
 
 
-def test_module_level_global_variables_are_rejected():
-    with pytest.raises(PTXError, match=r"module-level .global variables are not supported \('g'\)"):
-        parse(HEADER + ".global .align 4 .u32 g;\n")
+def test_module_level_local_variables_are_rejected():
+    with pytest.raises(PTXError, match=r"module-level .local variables are not supported \('g'\)"):
+        parse(HEADER + ".local .align 4 .u32 g;\n")
 
 
 def test_opcode_table_rows_are_complete():
