@@ -132,6 +132,8 @@ class Instr:
         src: the CUDA source position ``(file index, line, column)`` from the
             latest ``.loc`` directive, or ``None``.
         index: the instruction's PC (position in the kernel's instruction list).
+        contract: for an ``add``/``sub`` that ptxas fuses with the ``mul`` feeding it, how
+            (:class:`Contraction`, set by :func:`isa.contract.contract`); else ``None``.
     """
 
     spec: "OpSpec"
@@ -143,6 +145,7 @@ class Instr:
     loc: Loc
     src: tuple[int, int, int] | None = None
     index: int = -1
+    contract: "Contraction | None" = None
 
     @property
     def op(self) -> str:
@@ -163,6 +166,22 @@ class Instr:
         guard = f"@{self.guard} " if self.guard else ""
         ops = ", ".join("_" if o is None else str(o) for o in self.operands)
         return f"{guard}{self.mnemonic}" + (f" {ops};" if ops else ";")
+
+
+@dataclass(frozen=True, slots=True)
+class Contraction:
+    """An ``add``/``sub`` computed as one fused multiply-add, ``d = fma(a, b, c)`` rounded once,
+    with the product and/or ``c`` negated: ptxas fuses a ``mul`` and an ``add``/``sub`` written
+    without a rounding modifier (PTX ISA 9.0 section 9.7.3: "mul/add ... with no rounding
+    modifier may be optimized aggressively by the code generator"). ``mul`` is the PC of the
+    multiply, which still runs for its other uses."""
+
+    a: "Operand"
+    b: "Operand"
+    c: "Operand"
+    neg_product: bool
+    neg_c: bool
+    mul: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -230,6 +230,13 @@ def _add(i, a, b):
     return intops.add(a, b, i.ty, sat=i.has("sat"))
 
 
+def contracted(i, a, b, c):
+    """An ``add``/``sub`` that ptxas fused with its ``mul`` (:class:`isa.ir.Contraction`):
+    ``fma(±a, b, ±c)``, rounded once to nearest even, with the instruction's ``.ftz``."""
+    k = i.contract
+    return fp.fma(-a if k.neg_product else a, b, -c if k.neg_c else c, "rn", i.has("ftz"), False, ty=i.ty)
+
+
 def _sub(i, a, b):
     if _is_float(i.ty):
         return fp.sub(a, b, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)

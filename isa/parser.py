@@ -15,6 +15,7 @@ from pathlib import Path
 
 import lark
 
+from isa.contract import contract
 from isa.errors import PTXError
 from isa.ir import Addr, Imm, Instr, Kernel, Loc, Module, Param, PredPair, Reg, Special, Sym, Variable, Vec
 from isa.opcodes import OPCODES, Kind
@@ -335,7 +336,8 @@ class _Builder:
             off = -(-offs[space] // align) * align
             variables[name] = Variable(name, space, ty, size, align, off, self.loc(vnode))
             offs[space] = off + size
-        kernel = Kernel(kname, params, state.regs, variables, state.instrs, state.labels,
+        instrs = contract(state.instrs, set(state.labels.values()))
+        kernel = Kernel(kname, params, state.regs, variables, instrs, state.labels,
                         offs["shared"], dyn_align, offs["local"], directives, self.loc(node))
         self.check_kernel(kernel, state)
         return kernel

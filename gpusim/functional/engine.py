@@ -27,7 +27,7 @@ from gpusim.functional import memops, warpops
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, GlobalMemory, MemoryFault
 from gpusim.functional.regfile import RegisterFile, immediate
 from isa.ir import Imm, Instr, Kernel, PredPair, Reg, Special, Sym, Vec
-from isa.opcodes import Kind
+from isa.opcodes import Kind, contracted
 
 __all__ = ["Grid", "ChunkExecutor"]
 
@@ -491,8 +491,12 @@ def _alu(ex: ChunkExecutor, ins: Instr, sel) -> None:
     g = ex.guarded(ins, sel)
     if g is None or g.size:
         dst_tys, src_tys = ins.spec.sig(ins)
-        srcs = [ex.read(op, ty, g) for op, ty in zip(ins.operands[1:], src_tys)]
-        res = ins.spec.fn(ins, *srcs)
+        if ins.contract is not None:  # an add/sub ptxas fuses with the mul feeding it
+            k = ins.contract
+            res = contracted(ins, *(ex.read(op, src_tys[0], g) for op in (k.a, k.b, k.c)))
+        else:
+            srcs = [ex.read(op, ty, g) for op, ty in zip(ins.operands[1:], src_tys)]
+            res = ins.spec.fn(ins, *srcs)
         dst = ins.operands[0]
         if isinstance(res, tuple):
             if isinstance(dst, PredPair):

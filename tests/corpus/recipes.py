@@ -309,7 +309,8 @@ def _(rng):
 
 def _fp64_oracle(a, g):
     x, y = _n(a, 0), _n(a, 1)
-    out = np.stack([x + y, x * y - x, fma64(x, y, -1.0), x / y, np.sqrt(np.abs(x)),
+    # x * y - x: nvcc writes mul.f64 and sub.f64 without .rn, and ptxas fuses them (one DFMA)
+    out = np.stack([x + y, fma64(x, y, -x), fma64(x, y, -1.0), x / y, np.sqrt(np.abs(x)),
                     fma64(np.maximum(x, y), 0.5, np.minimum(x, y))], axis=1)
     return {"arg2": out.reshape(-1)}
 

@@ -1,0 +1,73 @@
+"""Floating-point contraction as ptxas does it: ``mul`` + ``add``/``sub`` -> one fused multiply-add.
+
+Owns: which ``add``/``sub`` instructions of a kernel ptxas computes as ``FFMA``/``DFMA``
+together with the ``mul`` that feeds them (:class:`isa.ir.Contraction`). PTX ISA 9.0 section
+9.7.3 lets the code generator fuse ``mul`` and ``add``/``sub`` written without a rounding
+modifier (``.rn`` etc. forbid it), and ptxas does: ``x * y - x`` from ``nvcc -ptx`` becomes
+``DFMA R12, R6, R8, -R8``, rounded once, and the H100's bits differ from two roundings (the
+corpus's ``fp64_ops``). ``tests/isa/test_contract.py`` checks the rule below against the SASS
+ptxas makes of every committed PTX file.
+
+The rule: an ``add``/``sub`` ``.f32``/``.f64`` with no rounding modifier, no ``.sat`` and no
+guard, one of whose operands is the destination of a ``mul`` of the same type with no rounding
+modifier, no ``.sat``, no guard and the same ``.ftz``, earlier in the same straight-line block,
+with neither the product nor the multiply's sources written in between. Where both operands are
+such products, the first is fused. Imports only :mod:`isa.ir` and :mod:`isa.opcodes`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from isa.ir import Contraction, Instr, PredPair, Reg, Vec
+from isa.opcodes import Kind
+
+_ROUND = ("rn", "rz", "rm", "rp")
+_NO_WRITE = (Kind.ST, Kind.BRA, Kind.EXIT, Kind.BAR, Kind.FENCE)
+
+
+def _plain(ins: Instr) -> bool:
+    return (ins.types[:1] in (("f32",), ("f64",)) and ins.guard is None and not ins.has("sat")
+            and not any(ins.has(r) for r in _ROUND))
+
+
+def _written(ins: Instr) -> set[str]:
+    """Registers ``ins`` may write (its first operand, all of a vector or predicate pair)."""
+    if ins.spec.kind in _NO_WRITE or not ins.operands:
+        return set()
+    d = ins.operands[0]
+    parts = [d] if isinstance(d, Reg) else d.items if isinstance(d, Vec) else \
+        [d.first, d.second] if isinstance(d, PredPair) else []
+    return {p.name for p in parts if isinstance(p, Reg)}
+
+
+def contract(instrs: list[Instr], block_starts: set[int]) -> list[Instr]:
+    """``instrs`` with every ``add``/``sub`` that ptxas fuses carrying its
+    :class:`~isa.ir.Contraction`; ``block_starts``: PCs that are branch targets."""
+    out = list(instrs)
+    products: dict[str, Instr] = {}   # register -> the plain mul that wrote it, in this block
+    for pc, ins in enumerate(instrs):
+        if pc in block_starts:
+            products.clear()
+        if ins.op in ("add", "sub") and _plain(ins):
+            for k, src in ((1, ins.operands[1]), (2, ins.operands[2])):
+                mul = products.get(src.name) if isinstance(src, Reg) else None
+                if mul is None or mul.types != ins.types or mul.has("ftz") != ins.has("ftz"):
+                    continue
+                other = ins.operands[3 - k]
+                neg_product = ins.op == "sub" and k == 2
+                neg_c = ins.op == "sub" and k == 1
+                out[pc] = dataclasses.replace(ins, contract=Contraction(
+                    mul.operands[1], mul.operands[2], other, neg_product, neg_c, mul.index))
+                break
+        written = _written(ins)
+        if written:
+            for reg in [r for r, m in products.items() if r in written
+                        or any(isinstance(o, Reg) and o.name in written for o in m.operands[1:])]:
+                del products[reg]
+        if ins.op == "mul" and _plain(ins) and isinstance(ins.operands[0], Reg) and not any(
+                isinstance(o, Reg) and o.name == ins.operands[0].name for o in ins.operands[1:]):
+            products[ins.operands[0].name] = ins
+        if ins.spec.kind in (Kind.BRA, Kind.EXIT):
+            products.clear()
+    return out
