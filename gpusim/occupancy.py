@@ -166,6 +166,12 @@ class OccupancyResult:
         )
         return metrics
 
+    def _repr_html_(self) -> str:
+        """Jupyter display: an HTML table (:func:`gpusim.notebook.occupancy_html`)."""
+        from gpusim.notebook import occupancy_html
+
+        return occupancy_html(self)
+
     def as_row(self) -> dict[str, Any]:
         """A flat dict for CSV/JSON (limiters joined with ``+``; unlimited = ``None``)."""
         row = asdict(self)

@@ -16,7 +16,8 @@ import sys
 __all__ = ["main"]
 
 #: Sub-command modules, in the order ``gpusim --help`` lists them.
-_COMMANDS = ("run", "isa", "occupancy", "validate", "sweep", "calibrate", "trace", "report", "diagram", "source")
+_COMMANDS = ("run", "isa", "occupancy", "validate", "sweep", "calibrate", "trace", "report", "diagram", "source",
+             "lesson", "step")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -96,6 +96,12 @@ class LaunchResult:
     sampling: object | None = None
     costs: str = "ptx"
 
+    def _repr_html_(self) -> str:
+        """Jupyter display: an HTML table (:func:`gpusim.notebook.launch_html`)."""
+        from gpusim.notebook import launch_html
+
+        return launch_html(self)
+
 
 def memory_counters() -> "collections.Counter[str]":
     """The address-pattern counters of loads and stores, all zero, by Nsight Compute name

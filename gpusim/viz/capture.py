@@ -198,6 +198,12 @@ class _RecKernel:
     def __getattr__(self, name):
         return getattr(self._k, name)
 
+    def __setattr__(self, name, value):  # e.g. max_dynamic_shared_size_bytes: set on the real kernel
+        if name.startswith("_"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._k, name, value)
+
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None):
         n = len(self._owner.recordings)
         label = self._owner.label if n == 0 else f"{self._owner.label}#{n}"
