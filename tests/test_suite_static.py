@@ -28,6 +28,10 @@ import pytest
 
 from gpusim import suite
 from gpusim.suite import CASES, CUDA_DIR, PTX_DIR, DryRun, check, entry_params, ptx_path, run_case
+from gpusim.suite.seeds import SEED_CASES
+
+#: the suite's cases and the seeds' A100 kernels (gpusim.suite.seeds, kept out of CASES)
+ALL_CASES = {**CASES, **SEED_CASES}
 
 PTX_FILES = sorted(PTX_DIR.glob("*.ptx"))
 CU_FILES = sorted(CUDA_DIR.glob("*.cu"))
@@ -120,9 +124,9 @@ def test_case_names_unique_and_keys_match():
     assert all(name == case.name for name, case in CASES.items())
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", list(ALL_CASES))
 def test_case_ptx_and_entry_exist(name):
-    case = CASES[name]
+    case = ALL_CASES[name]
     path = ptx_path(case)
     assert path.is_file(), path
     assert f".entry {case.kernel}(" in path.read_text()
@@ -132,7 +136,7 @@ def test_case_ptx_and_entry_exist(name):
 
 def test_every_entry_is_launched_by_some_case():
     launched = set()
-    for case in CASES.values():
+    for case in ALL_CASES.values():
         dry = DryRun()
         run_case(case, dry, case.test_n)
         launched |= {(case.ptx, log[0]) for log in dry.log}
@@ -140,9 +144,9 @@ def test_every_entry_is_launched_by_some_case():
     assert entries - launched == set(), "entries no case runs"
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", list(ALL_CASES))
 def test_dry_run_matches_ptx_params(name):
-    case = CASES[name]
+    case = ALL_CASES[name]
     for n in (case.test_n, case.default_n):
         dry = DryRun()
         run = run_case(case, dry, n)
@@ -161,9 +165,9 @@ def test_dry_run_matches_ptx_params(name):
                 assert threads <= 4096, f"test_n launch of {threads} threads"
 
 
-@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("name", list(ALL_CASES))
 def test_oracle_deterministic(name):
-    case = CASES[name]
+    case = ALL_CASES[name]
     a = run_case(case, DryRun(), case.test_n, seed=0)
     b = run_case(case, DryRun(), case.test_n, seed=0)
     c = run_case(case, DryRun(), case.test_n, seed=1)

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpusim.suite import CASES, Case, _cdiv, _Launcher, _pad
+from gpusim.suite import CASES, Case, _cdiv, _Launcher
+from gpusim.suite import _pad as _pad_copy
 
 __all__ = ["SEED_CASES", "SEED_GROUPS", "TABLES", "TableRow", "REDUCE7_K", "all_cases"]
 
@@ -35,8 +36,13 @@ REDUCE7_K = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
 def _ints(rng: np.random.Generator, n: int) -> np.ndarray:
-    """n int32 in [-1000, 1000]."""
-    return rng.integers(-1000, 1001, size=n).astype(np.int32)
+    """n int32 in [-1000, 1000] (drawn as int32: 2**29 of them take 2 GiB, no int64 copy)."""
+    return rng.integers(-1000, 1001, size=n, dtype=np.int32)
+
+
+def _pad(x: np.ndarray, length: int) -> np.ndarray:
+    """x zero padded to ``length``; x itself (no 2 GiB copy) when it is that long already."""
+    return x if x.size == length else _pad_copy(x, length)
 
 
 def _wrap32(x: np.ndarray) -> np.ndarray:
