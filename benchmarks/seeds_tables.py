@@ -35,8 +35,9 @@ RESULTS = ROOT / "benchmarks" / "results"
 WITHIN = 0.20   #: issue #11's target: every row's ratio to reduce0 within 20 %
 
 
-def one(table: str, row: str, n: int) -> dict:
-    """Run one row of ``table`` at ``n`` in sampled timing mode in this process; its numbers."""
+def one(table: str, row: str, n: int, extra: dict | None = None) -> dict:
+    """Run one row of ``table`` at ``n`` in sampled timing mode in this process; its numbers.
+    ``extra``: config overrides on top of the table's (what-if experiments, ``--set``)."""
     import collections
     import resource
 
@@ -46,7 +47,7 @@ def one(table: str, row: str, n: int) -> dict:
 
     spec = TABLES[table]
     r0 = next(r for r in spec["rows"] if r.row == row)
-    with gpusim.Device(spec["gpu"], mode="timing", overrides=dict(spec["overrides"])) as dev:
+    with gpusim.Device(spec["gpu"], mode="timing", overrides={**spec["overrides"], **(extra or {})}) as dev:
         t0, cpu = time.perf_counter(), time.process_time()
         run = run_case(all_cases()[r0.case], gpusim, n)
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu
@@ -59,6 +60,7 @@ def one(table: str, row: str, n: int) -> dict:
     total = sum(stalls.values()) or 1
     return {
         "table": table, "row": row, "case": r0.case, "n": n, "gpu": spec["gpu"], "overrides": spec["overrides"],
+        "extra_overrides": extra or {},
         "check": ok, "check_message": msg, "grid": list(run.grid), "block": list(run.block),
         "cycles": x.cycles, "time_ns": m["gpu__time_duration.sum"], "clock_hz": clock,
         "sampling": str(x.sampling), "costs": x.costs, "dram_bytes_read": m["dram__bytes_read.sum"],
@@ -70,14 +72,15 @@ def one(table: str, row: str, n: int) -> dict:
     }
 
 
-def _run_rows(table: str, rows: list[str], n: int, jobs: int, out: pathlib.Path) -> int:
+def _run_rows(table: str, rows: list[str], n: int, jobs: int, out: pathlib.Path, sets: list[str]) -> int:
     """Each row in a fresh process, ``jobs`` at a time; ``out`` rewritten as each one finishes."""
     results = json.loads(out.read_text()) if out.exists() else {}
-    todo = [r for r in rows if f"{table}|{r}|{n}" not in results]
+    tag = "".join(f"|{s}" for s in sets)
+    todo = [r for r in rows if f"{table}|{r}|{n}{tag}" not in results]
 
     def work(row):
-        p = subprocess.run([sys.executable, __file__, "--one", table, row, str(n)], capture_output=True,
-                           text=True, cwd=ROOT)
+        p = subprocess.run([sys.executable, __file__, "--one", table, row, str(n),
+                            *(a for s in sets for a in ("--set", s))], capture_output=True, text=True, cwd=ROOT)
         if p.returncode:
             return row, {"error": p.stderr[-2000:]}
         return row, json.loads(p.stdout.strip().splitlines()[-1])
@@ -90,7 +93,7 @@ def _run_rows(table: str, rows: list[str], n: int, jobs: int, out: pathlib.Path)
                 failed += 1
                 print(f"{table} {row}: FAILED\n{res['error']}", file=sys.stderr, flush=True)
                 continue
-            results[f"{table}|{row}|{n}"] = res
+            results[f"{table}|{row}|{n}{tag}"] = res
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
             print(f"{table} {row} n={n}: {res['time_ns'] / 1e3:,.1f} us simulated, {res['check_message']}, "
@@ -105,7 +108,7 @@ def table_rows(results: dict, table: str) -> list[dict]:
     spec = TABLES[table]
     found: dict[str, dict] = {}   # per row: the run at the table's n, else the largest n run
     for res in results.values():
-        if res["table"] == table:
+        if res["table"] == table and not res.get("extra_overrides"):   # what-if runs stay out
             have = found.get(res["row"])
             if have is None or (have["n"] != spec["n"] and (res["n"] == spec["n"] or res["n"] > have["n"])):
                 found[res["row"]] = res
@@ -189,13 +192,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=pathlib.Path, help="JSON file of results (resumed if it exists)")
     ap.add_argument("--merge", nargs="*", type=pathlib.Path,
                     help="merge these result files into benchmarks/results/seeds_tables.{json,md}")
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                    help="what-if: a config override on top of the table's (kept out of the tables)")
     ap.add_argument("--one", nargs=3, metavar=("TABLE", "ROW", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     from gpusim.suite.seeds import TABLES
 
     if args.one:
-        print(json.dumps(one(args.one[0], args.one[1], int(args.one[2]))))
+        from gpusim.config import parse_override
+        print(json.dumps(one(args.one[0], args.one[1], int(args.one[2]), dict(parse_override(s) for s in args.set))))
         return 0
     if args.merge is not None:
         merged: dict = {}
@@ -217,7 +223,7 @@ def main(argv=None) -> int:
     unknown = set(rows) - {r.row for r in spec["rows"]}
     if unknown:
         ap.error(f"--rows: {sorted(unknown)} not in table {args.table}")
-    failed = _run_rows(args.table, rows, args.n or spec["n"], max(1, args.jobs), args.out)
+    failed = _run_rows(args.table, rows, args.n or spec["n"], max(1, args.jobs), args.out, args.set)
     print(markdown(json.loads(args.out.read_text())) if args.out.exists() else "")
     return 1 if failed else 0
 
