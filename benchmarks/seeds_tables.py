@@ -213,7 +213,8 @@ def main(argv=None) -> int:
         (RESULTS / "seeds_tables.md").write_text(
             "# The course notes' reduction tables in gpusim\n\n"
             "Made by `python benchmarks/seeds_tables.py --merge ...`; see the README section "
-            "\"The course notes' reduction tables\".\n\n" + text)
+            "\"The course notes' reduction tables\". host s: wall seconds of the row's process on the "
+            "machine that ran it, often beside other rows (see the JSON's cpu_s where recorded).\n\n" + text)
         print(text)
         return 0
     if not args.table or not args.out:
