@@ -81,22 +81,24 @@ def run(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- suite cases
 def _run_suite(args: argparse.Namespace) -> int:
     from gpusim.suite import CASES, SizeError, check, run_case
+    from gpusim.suite.seeds import SEED_CASES
 
+    known = {**CASES, **SEED_CASES}   # --case/--group also find the seeds' A100 kernels (not in --all)
     if args.list:
-        rows = [(c.name, c.group, c.kernel, c.default_n, c.n_means, c.doc) for c in CASES.values()]
+        rows = [(c.name, c.group, c.kernel, c.default_n, c.n_means, c.doc) for c in known.values()]
         print(format_table(["case", "group", "kernel", "default n", "n means", "teaches"], rows))
         return 0
-    groups = sorted({c.group for c in CASES.values()})
+    groups = sorted({c.group for c in known.values()})
     for g in args.group:
         if g not in groups:
             raise GpusimError(f"--group {g!r}: no such suite group (groups: {', '.join(groups)})")
     for c in args.case:
-        if c not in CASES:
+        if c not in known:
             raise GpusimError(f"--case {c!r}: no such suite case ('gpusim run --list' lists them)")
     if args.all:
         cases = list(CASES.values())
     elif args.case or args.group:
-        cases = [c for c in CASES.values() if c.name in args.case or c.group in args.group]
+        cases = [c for c in known.values() if c.name in args.case or c.group in args.group]
     else:
         cases = [c for c in CASES.values() if c.group == "reduce" and c.name.startswith("reduce_v")]
     dev = _device(args.gpu, args.set, mode=args.mode, sampling=args.sampling)
