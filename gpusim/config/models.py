@@ -66,10 +66,13 @@ class SchedulerSpec(BaseModel):
 
     count: int = _int("warp schedulers (= SM sub-partitions, SMSPs) per SM", ge=1)
     issue_width: int = _int("warp instructions one scheduler issues per cycle", ge=1)
-    policy: Literal["lrr", "gto", "two_level"] = Field(
+    policy: str = Field(
         ...,
+        min_length=1,
         description="warp selection policy of the timing model (a model choice, not a "
-        "hardware fact): loose round robin, greedy-then-oldest, or two-level",
+        "hardware fact), by registered name: 'lrr' (loose round robin), 'gto' (greedy-then-oldest), "
+        "'two_level', or one added with gpusim.timing.policies.register_policy (checked when a "
+        "timing launch starts)",
     )
     group_warps: int = _int("timing model: warps per fetch group of the two_level policy, warps", ge=1)
 

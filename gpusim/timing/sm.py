@@ -14,7 +14,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   Each scheduler issues at most ``issue_width`` instructions per cycle (§1,
   PG-MP) from its warps (SASS instructions: a PTX instruction takes one cycle
   per SASS instruction ptxas makes of it, none when folded; see
-  :mod:`gpusim.timing.decode`), chosen by the config's policy: ``gto``
+  :mod:`gpusim.timing.decode`), chosen by the config's policy, a class of
+  :mod:`gpusim.timing.policies` (users may register more): ``gto``
   (greedy: the last issued warp while it can issue, then the oldest), ``lrr`` (loose round
   robin from the warp after the last issued) or ``two_level`` (round robin
   inside fetch groups of ``sm.scheduler.group_warps`` warps, moving to the next group only
@@ -57,6 +58,7 @@ import simpy
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import shared_wavefronts
 from gpusim.timing.memsys import LOCAL_BASE
+from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -189,8 +191,8 @@ class Scheduler:
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.last: Warp | None = None
         self.sleep_until: float | None = None
-        self.policy = launch.cfg.sm.scheduler.policy
-        self.group_warps = launch.cfg.sm.scheduler.group_warps
+        #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
+        self.policy = make_policy(launch.cfg)
         self.proc = self.env.process(self._run())
 
     # ---------------------------------------------------------------- process
@@ -224,24 +226,6 @@ class Scheduler:
             self.proc.interrupt()
 
     # ---------------------------------------------------------------- selection
-    def _order(self) -> list[Warp]:
-        warps = self.warps
-        last = self.last
-        if self.policy == "gto":
-            return ([last] + warps) if last is not None and not last.done else warps
-        if last is None or last.done or last not in warps:
-            return warps
-        i = warps.index(last) + 1
-        if self.policy == "lrr":
-            return warps[i:] + warps[:i]
-        # two_level: the current fetch group first (round robin inside it), then the others in order.
-        size = self.group_warps
-        g = (i - 1) // size
-        lo, hi = g * size, min(len(warps), (g + 1) * size)
-        group = warps[lo:hi]
-        j = i - lo
-        return group[j:] + group[:j] + warps[hi:] + warps[:lo]
-
     def ready_at(self, w: Warp) -> tuple[float, str]:
         """The cycle ``w`` can issue its next instruction, and what holds it until then."""
         if w.waiting or w.pc == DONE:
@@ -271,7 +255,7 @@ class Scheduler:
         ready_at = self.ready_at
         unit_free = self.unit_free
         later = []
-        for w in self._order():
+        for w in self.policy.order(self.warps, self.last):
             if w.dep_ready > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
                 later.append(w)
                 continue
