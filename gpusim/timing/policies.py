@@ -20,11 +20,12 @@ through their ``done`` attribute); never simpy or cupy.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gpusim.errors import ConfigError
 
-__all__ = ["SchedulerPolicy", "GTO", "LRR", "TwoLevel", "register_policy", "policy_names", "make_policy"]
+__all__ = ["GTO", "LRR", "SchedulerPolicy", "TwoLevel", "make_policy", "policy_names", "register_policy"]
 
 
 class SchedulerPolicy:

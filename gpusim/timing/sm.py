@@ -44,25 +44,24 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   samples, with every cycle sampled.
 
 Imports simpy, numpy, gpusim.functional, gpusim.memmodel and the timing
-package's own modules; never cupy.
+package's ``context``, ``memsys`` and ``policies``; never ``gpu`` (the launch is seen
+through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import simpy
 
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import shared_wavefronts
+from gpusim.timing.context import LaunchContext
 from gpusim.timing.memsys import LOCAL_BASE
 from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
-
-if TYPE_CHECKING:  # pragma: no cover
-    from gpusim.timing.gpu import Launch
 
 __all__ = ["Warp", "CTA", "Scheduler", "SM", "IssueEvent", "REASONS", "INF"]
 
@@ -165,7 +164,7 @@ class Warp:
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx")
 
-    def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: "Launch"):
+    def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
         self.gw = cta.base + wid
         self.pc = cta.stepper.warp_pc(self.gw)
@@ -279,7 +278,7 @@ class Scheduler:
 class SM:
     """One SM: schedulers, warp slots, resident CTAs, the shared-memory data stage."""
 
-    def __init__(self, launch: "Launch", index: int):
+    def __init__(self, launch: LaunchContext, index: int):
         self.launch, self.index = launch, index
         cfg = launch.cfg
         self.mio_queue, self.lg_queue = cfg.sm.mio_queue_cycles, cfg.sm.lg_queue_cycles
