@@ -242,7 +242,7 @@ class Scheduler:
                 if q > t:
                     t, reason = q, "mio_throttle"
             else:
-                q = sm.launch.mem.l1_free[sm.index] - sm.lg_queue
+                q = sm.l1.free - sm.lg_queue
                 if q > t:
                     t, reason = q, "lg_throttle"
         return t, reason
@@ -282,6 +282,7 @@ class SM:
         self.launch, self.index = launch, index
         cfg = launch.cfg
         self.mio_queue, self.lg_queue = cfg.sm.mio_queue_cycles, cfg.sm.lg_queue_cycles
+        self.l1 = launch.mem.l1(index)  # this SM's L1 (its tag stage's backlog throttles global accesses)
         self.schedulers = [Scheduler(self, i) for i in range(cfg.sm.scheduler.count)]
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
