@@ -128,6 +128,10 @@ class SMSpec(BaseModel):
     barrier_arrive_cycles: float = Field(
         ..., ge=0, description="timing model: SM cycles the SM's barrier unit takes to count one warp's arrival "
         "at a bar.sync (the barrier's cost grows by this per warp of the CTA), cycles")
+    const_transaction_cycles: int = Field(
+        1, strict=True, ge=0, description="timing model: cycles each constant-cache transaction after the "
+        "first adds to a ld.const whose lanes read k distinct addresses (served one after the other), cycles; "
+        "default 1 (ASSUMED: no measurement)")
     scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
     units: dict[str, UnitSpec] = Field(
         ...,
@@ -229,6 +233,10 @@ class L2Spec(BaseModel):
     latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles", ge=1)
     bandwidth_bytes_per_s: float = Field(
         ..., gt=0, description="L2 data bandwidth of the whole device (all slices), bytes per second")
+    atomic_serial_cycles: int = Field(
+        1, strict=True, ge=0, description="timing model: cycles each further update of one address adds to "
+        "a warp's atom/red executed in L2 (lanes updating the same address are applied one after the other), "
+        "cycles; default 1 (ASSUMED: no measurement)")
     far_latency_cycles: int | None = Field(
         None,
         strict=True,

@@ -26,7 +26,8 @@ The model, with its sources (hardware-facts.md section numbers):
 * L2 (§2): one device-wide sectored cache of ``l2.size_bytes`` (fully
   associative LRU; partitions and slices are not modelled), write-back and
   write-allocate, with a bandwidth server of ``l2.bandwidth_bytes_per_s``.
-  Atomics and reductions execute there.
+  Atomics and reductions execute there; lanes updating one address are
+  applied one after the other, ``l2.atomic_serial_cycles`` each (ASSUMED 1).
 * DRAM (§2): a bandwidth server of ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (the
   sustained share of the peak: 0.886 measured on the H100 by a 1 GiB copy) that moves
   ``dram.access_granularity_bytes`` (64 B on the H100: a missed 32 B sector
@@ -192,7 +193,7 @@ class L2:
         self.bytes_per_cycle = cfg.l2.bandwidth_bytes_per_s / cfg.clock_hz
         self.latency = cfg.l2.latency_cycles
         self.pairs = cfg.dram.access_granularity_bytes > self.sector
-        self.atomic_serial = 1
+        self.atomic_serial = cfg.l2.atomic_serial_cycles
         self.free = 0.0
 
     @property

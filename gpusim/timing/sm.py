@@ -31,7 +31,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields).
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
   its wavefronts pass the SM's data stage (one wavefront per cycle, §5) plus
-  ``shared.latency_cycles`` (§3); global and local memory when
+  ``shared.latency_cycles`` (§3); constant loads ``sm.const_transaction_cycles``
+  later per serialised transaction after the first (ASSUMED 1); global and local memory when
   :class:`gpusim.timing.memsys.MemorySystem` says; ``bar.sync`` releases the
   CTA's warps ``units.sync.latency`` cycles after the last warp arrives.
 * Stall reasons use Nsight Compute's warp-state names. Between two issues of a
@@ -495,8 +496,9 @@ class SM:
             after = launch.on_global_access(w.cta.block, w.mem_steps)
             w.mem_steps += 1
         for acc in accesses:
-            if acc.space == "const":  # constant cache: one cycle per serialised transaction (ASSUMED)
-                done = max(done, now + w.timed.latency + int(acc.warp_wavefronts.max()) - 1)
+            if acc.space == "const":  # constant cache: sm.const_transaction_cycles per serialised transaction
+                c = launch.cfg.sm.const_transaction_cycles
+                done = max(done, now + w.timed.latency + int(acc.warp_wavefronts.max()) * c - c)
                 continue
             if acc.space == "shared":
                 wf = acc.wavefronts

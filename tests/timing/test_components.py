@@ -1,8 +1,11 @@
 """The timing model's components behind their small interfaces: scheduler policies by
 registered name (a user policy runs a launch; an unknown name is a clear error naming
-``sm.scheduler.policy``)."""
+``sm.scheduler.policy``), and the config fields that replaced constants marked ASSUMED
+(``sm.const_transaction_cycles``, ``l2.atomic_serial_cycles``) doing what they say."""
 
 from __future__ import annotations
+
+import pathlib
 
 import numpy as np
 import pytest
@@ -10,7 +13,7 @@ import pytest
 import gpusim
 from gpusim.errors import ConfigError
 from gpusim.suite import CASES, check, run_case
-from gpusim.timing import policies
+from gpusim.timing import memsys, policies
 from tests.timing.test_timing_engine import _launch
 
 
@@ -72,3 +75,35 @@ def test_register_policy_rejects_what_cannot_be_a_policy():
         policies.register_policy("", OldestFirst)
     with pytest.raises(TypeError):
         policies.register_policy("x", 3)
+
+
+CONST_PTX = pathlib.Path(__file__).parents[1] / "corpus" / "ptx" / "const_stencil.ptx"
+
+
+def _permute_cycles(per_transaction: int) -> int:
+    # One warp of permute_lanes: lane i loads c_perm[i] (32 distinct constant addresses, so 32
+    # serialised transactions), and its global load's address depends on that value.
+    with gpusim.Device("h100", mode="timing", overrides={"sm.const_transaction_cycles": per_transaction}):
+        x = gpusim.asarray(np.arange(32, dtype=np.int32))
+        out = gpusim.zeros(32, np.int32)
+        r = gpusim.RawModule(path=str(CONST_PTX)).get_function("permute_lanes")(1, 32, (x, out, np.int32(32)))
+        assert (out.get() == 0).all()  # c_perm is all zeros here: every lane reads x[0]
+        return r.cycles
+
+
+def test_const_transaction_cycles_cost_each_serialised_transaction():
+    # The constant load is on the warp's critical path: each of the 31 transactions after the
+    # first adds sm.const_transaction_cycles.
+    c0, c1, c3 = _permute_cycles(0), _permute_cycles(1), _permute_cycles(3)
+    assert (c1 - c0, c3 - c1) == (31, 62)
+
+
+def test_l2_atomics_on_one_address_serialise_by_the_configured_cycles():
+    cfg = gpusim.config.load("h100")
+    for per_update in (1, 4):
+        c = cfg.with_overrides({"l2.atomic_serial_cycles": per_update})
+        one = memsys.MemorySystem(c, 1 << 16).l2.atomic(100.0, [7], [0b0001], 1, False)
+        many = memsys.MemorySystem(c, 1 << 16).l2.atomic(100.0, [7], [0b0001], 32, False)
+        assert many - one == 31 * per_update
+    # A cold sector: the read misses L2, so DRAM's latency bounds it (after L2's bandwidth slot).
+    assert one == 100.0 + cfg.dram.latency_cycles
