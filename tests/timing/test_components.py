@@ -107,3 +107,19 @@ def test_l2_atomics_on_one_address_serialise_by_the_configured_cycles():
         assert many - one == 31 * per_update
     # A cold sector: the read misses L2, so DRAM's latency bounds it (after L2's bandwidth slot).
     assert one == 100.0 + cfg.dram.latency_cycles
+
+
+def test_the_sm_does_not_import_the_launch_driver():
+    # gpu -> sm -> context: the SM sees its launch through LaunchContext (no import circle).
+    import ast
+    import inspect
+
+    from gpusim.timing import context, dispatch, sm
+
+    for mod in (sm, context, dispatch, policies, memsys):
+        tree = ast.parse(inspect.getsource(mod))
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
+            {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert "gpusim.timing.gpu" not in names, mod.__name__
+    assert not {"gpusim.timing.sm", "gpusim.timing.gpu"} & \
+        {n.module for n in ast.walk(ast.parse(inspect.getsource(context))) if isinstance(n, ast.ImportFrom)}
