@@ -66,10 +66,13 @@ class SchedulerSpec(BaseModel):
 
     count: int = _int("warp schedulers (= SM sub-partitions, SMSPs) per SM", ge=1)
     issue_width: int = _int("warp instructions one scheduler issues per cycle", ge=1)
-    policy: Literal["lrr", "gto", "two_level"] = Field(
+    policy: str = Field(
         ...,
+        min_length=1,
         description="warp selection policy of the timing model (a model choice, not a "
-        "hardware fact): loose round robin, greedy-then-oldest, or two-level",
+        "hardware fact), by registered name: 'lrr' (loose round robin), 'gto' (greedy-then-oldest), "
+        "'two_level', or one added with gpusim.timing.policies.register_policy (checked when a "
+        "timing launch starts)",
     )
     group_warps: int = _int("timing model: warps per fetch group of the two_level policy, warps", ge=1)
 
@@ -125,6 +128,10 @@ class SMSpec(BaseModel):
     barrier_arrive_cycles: float = Field(
         ..., ge=0, description="timing model: SM cycles the SM's barrier unit takes to count one warp's arrival "
         "at a bar.sync (the barrier's cost grows by this per warp of the CTA), cycles")
+    const_transaction_cycles: int = Field(
+        1, strict=True, ge=0, description="timing model: cycles each constant-cache transaction after the "
+        "first adds to a ld.const whose lanes read k distinct addresses (served one after the other), cycles; "
+        "default 1 (ASSUMED: no measurement)")
     scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
     units: dict[str, UnitSpec] = Field(
         ...,
@@ -226,6 +233,10 @@ class L2Spec(BaseModel):
     latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles", ge=1)
     bandwidth_bytes_per_s: float = Field(
         ..., gt=0, description="L2 data bandwidth of the whole device (all slices), bytes per second")
+    atomic_serial_cycles: int = Field(
+        1, strict=True, ge=0, description="timing model: cycles each further update of one address adds to "
+        "a warp's atom/red executed in L2 (lanes updating the same address are applied one after the other), "
+        "cycles; default 1 (ASSUMED: no measurement)")
     far_latency_cycles: int | None = Field(
         None,
         strict=True,

@@ -2,9 +2,12 @@
 SimPy discrete-event model of the GPU.
 
 Modules: ``decode`` (per-PC unit, latency, register dependences), ``memsys``
-(sectored L1/L2 and DRAM: caches and bandwidth servers), ``sm`` (warp
-schedulers, scoreboards, pipes, shared-memory data stage, stall accounting),
-``gpu`` (CTA dispatch, the SimPy run, metrics under Nsight Compute names),
+(sectored L1/L2 and DRAM: caches and bandwidth servers), ``policies`` (warp
+selection policies by registered name), ``sm`` (warp schedulers, scoreboards,
+pipes, shared-memory data stage, stall accounting), ``dispatch`` (the CTA
+dispatcher: the block scheduler), ``context`` (what an SM sees of its launch),
+``gpu`` (the launch: components composed, the SimPy run, metrics under Nsight
+Compute names),
 ``sampling`` (the entry point: a launch in detail, or a slice of SMs and
 waves with the rest of the grid run functionally and its timing extrapolated).
 Values are computed once, by the functional engine, when an instruction

@@ -1,20 +1,19 @@
 """A timing-mode launch: the GPU built from its configuration, the CTA
 dispatcher, the SimPy run, and the launch's metrics.
 
-Owns: :class:`Launch` (one kernel launch on the timing model) and
-:func:`run_timing`. CTAs are placed like the hardware's block scheduler does:
-first one per SM in SM order, round after round, up to the occupancy limit of
-the configuration (:func:`gpusim.occupancy.max_active_blocks`, the
-``cuda_occupancy.h`` algorithm); afterwards each finished CTA's SM takes the
-next CTA of the grid ``sm.cta_launch_cycles`` later, so a grid larger than one
-wave runs in waves. The block scheduler dispatches one CTA per
-``cta_dispatch_cycles`` GPU-wide (MEAS on the H100), which bounds grids of
-many short CTAs. A warp idles only as long as something keeps it from
-issuing: SimPy wakes schedulers at the cycles they can issue again, so idle
-time is skipped rather than ticked.
+Owns: :class:`Launch` (one kernel launch on the timing model; it implements
+:class:`gpusim.timing.context.LaunchContext`, what the SMs see of it) and
+:func:`run_detailed`. The launch composes the components: the CTA dispatcher
+(:class:`gpusim.timing.dispatch.CTADispatcher`: which CTA starts next, on which SM,
+when), the SMs with their warp schedulers (:mod:`gpusim.timing.sm`, the selection
+policy from :mod:`gpusim.timing.policies`) and the memory hierarchy
+(:class:`gpusim.timing.memsys.MemorySystem`); it owns the functional steppers of
+the CTAs, the CTAs' retirement and the launch's metrics. A warp idles only as long
+as something keeps it from issuing: SimPy wakes schedulers at the cycles they can
+issue again, so idle time is skipped rather than ticked.
 
 Imports simpy, numpy, gpusim.config, gpusim.occupancy, gpusim.functional and
-the timing package's own modules; never cupy.
+the timing package's own modules (``sm`` never imports this module); never cupy.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from gpusim.functional.warpstep import CTAStepper, cta_specific
 from gpusim.occupancy import OccupancyResult, launch_carveout
 from gpusim.sass import KernelSass
 from gpusim.timing.decode import decode
+from gpusim.timing.dispatch import CTADispatcher
 from gpusim.timing.memsys import MemorySystem
 from gpusim.timing.sm import CTA, REASONS, SM
 from isa.ir import Kernel
@@ -50,7 +50,7 @@ STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
 
 
 class Launch:
-    """One kernel launch on the timing model.
+    """One kernel launch on the timing model (a :class:`gpusim.timing.context.LaunchContext`).
 
     Args:
         kernel, grid, params, memory, dynamic_shared: the launch, as for the functional engine.
@@ -60,8 +60,8 @@ class Launch:
         record_events: keep an :class:`~gpusim.timing.sm.IssueEvent` per issued warp instruction in
             ``events`` and ``(cta, sm, warp slots, start cycle, end cycle)`` per CTA in ``cta_spans``.
         blocks: the CTAs to run, linear ids in increasing order (default: the whole grid); the
-            sampler (:mod:`gpusim.timing.sampling`) may lower :attr:`limit`, the number of them
-            dispatched, while the launch runs.
+            sampler (:mod:`gpusim.timing.sampling`) may lower ``dispatcher.limit``, the number of
+            them dispatched, while the launch runs.
         gpu_sms: the SM count kernels see in ``%nsmid`` (default ``cfg.sm_count``; the sampler
             simulates a slice of fewer SMs of a bigger GPU).
         sass: what ptxas makes of the kernel (:func:`gpusim.sass.kernel_sass`): issue cycles and
@@ -102,10 +102,8 @@ class Launch:
         self.cta_spans: list | None = [] if record_events else None
         self.branches = self.divergent_branches = 0
         self.mem = MemorySystem(cfg, cfg.l1.size_for_carveout(launch_carveout(cfg, occ)))
-        self.next_block = 0
-        self.dispatch_free = 0.0  # the cycle the block scheduler may dispatch the next CTA
-        self.blocks = np.arange(grid.n_blocks) if blocks is None else blocks
-        self.limit = len(self.blocks)
+        self.dispatcher = CTADispatcher(self.env, cfg, occ.blocks_per_sm,
+                                        np.arange(grid.n_blocks) if blocks is None else blocks, self._start_cta)
         self.gpu_sms = gpu_sms or cfg.sm_count
         self.on_retire = self.on_dispatch = self.on_global_access = None
         # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
@@ -115,15 +113,9 @@ class Launch:
         self.retired = 0
         self.done = self.env.event()
         # CTAs go to SMs in SM order first, so SMs beyond the grid's CTA count never get one.
-        self.sms = [SM(self, i) for i in range(min(cfg.sm_count, self.limit))]
+        self.sms = [SM(self, i) for i in range(min(cfg.sm_count, self.dispatcher.limit))]
 
     # ---------------------------------------------------------------- CTAs
-    def _take_block(self) -> int:
-        """The next CTA to run, reserved for an SM (so no CTA is started twice or past the grid)."""
-        b = int(self.blocks[self.next_block])
-        self.next_block += 1
-        return b
-
     def _stepper(self, b: int, sm: SM, slot0: int) -> tuple[CTAStepper, int]:
         """The stepper that executes CTA ``b`` (created with the first CTA of its group) and the
         index of the CTA's first warp in it."""
@@ -141,6 +133,7 @@ class Launch:
         return stepper, stepper.start(b - first)
 
     def _start_cta(self, sm: SM, b: int, now: int) -> None:
+        """Make CTA ``b`` resident on ``sm`` at cycle ``now`` (the dispatcher's ``start``)."""
         if self.on_dispatch is not None:
             self.on_dispatch(b)
         wpb = self.grid.warps_per_block
@@ -155,35 +148,8 @@ class Launch:
             self.cta_spans.append((cta.block, sm.index, tuple(cta.slots), cta.start, now))
         if self.on_retire is not None:
             self.on_retire(now, self.retired, cta.block)
-        if self.next_block < self.limit:
-            self.env.process(self._delayed_start(sm, self._take_block()))
-        elif self.retired == self.next_block:
+        if not self.dispatcher.refill(sm) and self.retired == self.dispatcher.next_block:
             self.done.succeed()
-
-    def _dispatch_slot(self):
-        """Wait for the block scheduler: it dispatches one CTA every ``cta_dispatch_cycles`` GPU-wide
-        (MEAS on the H100), so the CTAs of a wave start one after another."""
-        t = max(float(self.env.now), self.dispatch_free)
-        self.dispatch_free = t + self.cfg.cta_dispatch_cycles
-        wait = int(np.ceil(t)) - self.env.now
-        if wait > 0:
-            yield self.env.timeout(wait)
-
-    def _dispatch_first_wave(self):
-        """After the launch overhead (``launch_overhead_cycles``, MEAS on the H100), fill every SM up
-        to the occupancy limit, one CTA per SM per round, at the block scheduler's rate."""
-        yield self.env.timeout(self.cfg.launch_overhead_cycles)
-        for _ in range(self.occ.blocks_per_sm):
-            for sm in self.sms:
-                if self.next_block < self.limit:
-                    b = self._take_block()
-                    yield from self._dispatch_slot()
-                    self._start_cta(sm, b, self.env.now)
-
-    def _delayed_start(self, sm: SM, b: int):
-        yield self.env.timeout(self.cfg.sm.cta_launch_cycles)
-        yield from self._dispatch_slot()
-        self._start_cta(sm, b, self.env.now)
 
     # ---------------------------------------------------------------- run
     def run(self) -> int:
@@ -192,7 +158,7 @@ class Launch:
         Raises:
             gpusim.errors.KernelFault: a functional fault, a deadlock, or more than ``max_cycles`` cycles.
         """
-        self.env.process(self._dispatch_first_wave())
+        self.env.process(self.dispatcher.first_wave(self.sms))
         limit = self.env.timeout(self.max_cycles)
         try:
             self.env.run(until=self.done | limit)

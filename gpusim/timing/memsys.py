@@ -7,6 +7,13 @@ their Nsight Compute names (hardware-facts.md §7). It does not decide which
 sectors a warp touches (that is the address pattern, :mod:`gpusim.memmodel`)
 nor when a warp may issue (that is :mod:`gpusim.timing.sm`).
 
+Components, each behind a small request/response interface (a request is the
+lines and sector masks of one warp access arriving at a cycle; the response is
+the cycle it completes), composed by :class:`MemorySystem`: :class:`L1` (one
+per SM; ``load``, ``store``, ``atomic``), :class:`L2` (``read``, ``write``,
+``atomic``, ``warm``) and :class:`DRAM` (``read``, ``write``); all count into
+one shared counter. A component knows only the one below it.
+
 The model, with its sources (hardware-facts.md section numbers):
 
 * L1 (§2): 128 B lines of four 32 B sectors, capacity ``l1.unified_bytes``
@@ -19,7 +26,8 @@ The model, with its sources (hardware-facts.md section numbers):
 * L2 (§2): one device-wide sectored cache of ``l2.size_bytes`` (fully
   associative LRU; partitions and slices are not modelled), write-back and
   write-allocate, with a bandwidth server of ``l2.bandwidth_bytes_per_s``.
-  Atomics and reductions execute there.
+  Atomics and reductions execute there; lanes updating one address are
+  applied one after the other, ``l2.atomic_serial_cycles`` each (ASSUMED 1).
 * DRAM (§2): a bandwidth server of ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (the
   sustained share of the peak: 0.886 measured on the H100 by a 1 GiB copy) that moves
   ``dram.access_granularity_bytes`` (64 B on the H100: a missed 32 B sector
@@ -46,7 +54,7 @@ import numpy as np
 
 from gpusim.config import GPUConfig
 
-__all__ = ["SectorCache", "MemorySystem", "LOCAL_BASE"]
+__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE"]
 
 #: Base of the address range that local memory is mapped to for the caches: per warp, the
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
@@ -120,8 +128,245 @@ _POPCOUNT = [bin(m).count("1") for m in range(16)]
 _PAIRS = [(0b0011 if m & 0b0011 else 0) | (0b1100 if m & 0b1100 else 0) for m in range(16)]
 
 
+def _record(served: dict[int, str], line: int, mask: int, level: str) -> None:
+    """Note in ``served`` that the sectors ``mask`` of ``line`` were served by ``level``."""
+    for k in range(4):
+        if mask >> k & 1:
+            served[line * 4 + k] = level
+
+
+class DRAM:
+    """Device memory: a bandwidth server with a fixed latency.
+
+    Args:
+        cfg: the GPU configuration: ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (bytes/s,
+            the sustained share of the peak) over ``clock_hz``, and ``dram.latency_cycles``.
+        count: the memory system's counters (``dram_read_bytes``, ``dram_write_bytes``; bytes).
+
+    A request starts at ``max(arrival, free)`` and holds the server ``bytes / bytes_per_cycle``
+    cycles (fractional); ``free`` is the cycle it is free again.
+    """
+
+    def __init__(self, cfg: GPUConfig, count: collections.Counter):
+        self.count = count
+        self.bytes_per_cycle = cfg.dram.bandwidth_bytes_per_s * cfg.dram.efficiency / cfg.clock_hz
+        self.latency = cfg.dram.latency_cycles
+        self.free = 0.0
+
+    def _serve(self, t: float, nbytes: int) -> float:
+        start = max(t, self.free)
+        self.free = start + nbytes / self.bytes_per_cycle
+        return start
+
+    def read(self, t: float, nbytes: int) -> float:
+        """Read ``nbytes`` (arriving at cycle ``t``); returns the cycle the data reaches L2 and the
+        requester (start of service + ``dram.latency_cycles``, the load-to-use latency of a DRAM hit)."""
+        self.count["dram_read_bytes"] += nbytes
+        return self._serve(t, nbytes) + self.latency
+
+    def write(self, t: float, nbytes: int) -> None:
+        """Write ``nbytes`` back (an L2 eviction at cycle ``t``); nothing waits for it."""
+        self.count["dram_write_bytes"] += nbytes
+        self._serve(t, nbytes)
+
+
+class L2:
+    """The device-wide sectored L2: a cache (:class:`SectorCache`, write-back, write-allocate) in
+    front of :class:`DRAM`, with a bandwidth server of its own.
+
+    Args:
+        cfg: the GPU configuration: ``l2.size_bytes``, ``l2.line_bytes``, ``l2.sector_bytes``,
+            ``l2.latency_cycles``, ``l2.bandwidth_bytes_per_s`` over ``clock_hz``,
+            ``l2.atomic_serial_cycles`` and ``dram.access_granularity_bytes``.
+        dram: the DRAM it misses to and writes back to.
+        count: the memory system's counters.
+
+    Requests are lists of 128 B lines with 4-bit sector masks (:func:`_lines`) arriving at a
+    cycle; each method returns the cycle the request completes. ``served``, when a dict,
+    receives the level that served each sector (``"L2"`` or ``"DRAM"``).
+    """
+
+    def __init__(self, cfg: GPUConfig, dram: DRAM, count: collections.Counter):
+        self.cache = SectorCache(cfg.l2.size_bytes // cfg.l2.line_bytes)
+        self.dram, self.count = dram, count
+        self.sector = cfg.l2.sector_bytes
+        self.bytes_per_cycle = cfg.l2.bandwidth_bytes_per_s / cfg.clock_hz
+        self.latency = cfg.l2.latency_cycles
+        self.pairs = cfg.dram.access_granularity_bytes > self.sector
+        self.atomic_serial = cfg.l2.atomic_serial_cycles
+        self.free = 0.0
+
+    @property
+    def full(self) -> bool:
+        """Every line is in use (the next fill of a new line evicts one)."""
+        return self.cache.full
+
+    def dirty_sectors(self) -> int:
+        """Sectors held dirty (written, not yet written back)."""
+        return self.cache.dirty_sectors()
+
+    def _serve(self, t: float, n_sectors: int) -> float:
+        start = max(t, self.free)
+        self.free = start + n_sectors * self.sector / self.bytes_per_cycle
+        return start
+
+    def _fill(self, line: int, mask: int, dirty: bool, t: float) -> None:
+        ev = self.cache.fill(line, mask, dirty)
+        if ev is not None and ev[1]:
+            self.dram.write(t, _POPCOUNT[ev[1]] * self.sector)
+
+    def granules(self, miss: int) -> int:
+        """The sectors DRAM delivers for the missed sectors ``miss`` of a line (whole
+        ``dram.access_granularity_bytes`` granules: sector pairs when it is 64 B)."""
+        return _PAIRS[miss] if self.pairs else miss
+
+    def read(self, t: float, lines: list[int], masks: list[int], op: str = "read",
+             served: dict[int, str] | None = None) -> float:
+        """Read sectors (filling misses from DRAM, in granules); return the cycle the data is
+        ready. ``op`` names the counters (``read``, ``atom``, ``red``)."""
+        c = self.count
+        n = sum(_POPCOUNT[m] for m in masks)
+        start = self._serve(t, n)
+        done = start + self.latency
+        dram_bytes = 0
+        cache = self.cache
+        for line, mask in zip(lines, masks):
+            hit = cache.lookup(line, mask)
+            miss = mask & ~hit
+            c[f"l2_{op}_hits"] += _POPCOUNT[hit]
+            if served is not None:
+                _record(served, line, hit, "L2")
+                _record(served, line, miss, "DRAM")
+            if miss:
+                fetch = self.granules(miss)
+                dram_bytes += _POPCOUNT[fetch] * self.sector
+                self._fill(line, fetch, False, start)
+        c[f"l2_{op}_sectors"] += n
+        c[f"l2_{op}_requests"] += len(lines)
+        if dram_bytes:
+            done = self.dram.read(start, dram_bytes)
+        return done
+
+    def write(self, t: float, lines: list[int], masks: list[int], n: int) -> float:
+        """Write ``n`` sectors (``masks`` of ``lines``; written whole, no fetch), dirty; returns the
+        cycle L2 has accepted them."""
+        self.count["l2_write_sectors"] += n
+        start = self._serve(t, n)
+        for line, mask in zip(lines, masks):
+            self._fill(line, mask, True, start)
+        return start + self.latency
+
+    def atomic(self, t: float, lines: list[int], masks: list[int], serial: int, reduction: bool,
+               served: dict[int, str] | None = None) -> float:
+        """A warp's ``atom`` (``reduction`` False) or ``red`` on the sectors, executed here: read
+        (counted as ``atom``/``red``), then the sectors are dirty. ``serial``: the most lanes
+        updating one address, applied one after the other, ``l2.atomic_serial_cycles`` each after
+        the first. Returns the cycle the old values are ready."""
+        done = self.read(t, lines, masks, "red" if reduction else "atom", served)
+        for line, mask in zip(lines, masks):
+            self._fill(line, mask, True, t)
+        c = self.atomic_serial
+        return done + serial * c - c  # (done + serial) - 1 when c = 1, as the golden cycles were computed
+
+    def warm(self, lines: list[int], masks: list[int], stored: bool) -> tuple[int, int]:
+        """Make sectors present without holding any server (see :meth:`MemorySystem.warm`);
+        returns (bytes fetched from DRAM, bytes of dirty sectors evicted)."""
+        cache = self.cache
+        dram = written = 0
+        for line, mask in zip(lines, masks):
+            if stored:
+                ev = cache.fill(line, mask, True)
+            else:
+                miss = mask & ~cache.lookup(line, mask)
+                if not miss:
+                    continue
+                fetch = self.granules(miss)
+                dram += _POPCOUNT[fetch] * self.sector
+                ev = cache.fill(line, fetch)
+            if ev is not None and ev[1]:
+                written += _POPCOUNT[ev[1]] * self.sector
+        return dram, written
+
+
+class L1:
+    """One SM's sectored L1 data cache: a tag/data stage (a server of one request at a time) and a
+    cache (:class:`SectorCache`, allocate on load miss, write-through, no allocate on store) in
+    front of :class:`L2`.
+
+    Args:
+        cfg: the GPU configuration: ``l1.latency_cycles`` and ``l1.tag_lines_per_cycle``.
+        capacity_lines: 128 B lines it holds for this launch (unified array minus carveout).
+        l2: the L2 it misses to.
+        count: the memory system's counters.
+
+    Attributes:
+        free: the cycle the tag stage is free again (the SM's ``lg_throttle`` compares its
+            backlog with ``sm.lg_queue_cycles``).
+
+    Requests are lists of 128 B lines with 4-bit sector masks arriving at cycle ``now``; each
+    method returns the cycle the request completes.
+    """
+
+    def __init__(self, cfg: GPUConfig, capacity_lines: int, l2: L2, count: collections.Counter):
+        self.cache = SectorCache(capacity_lines)
+        self.l2, self.count = l2, count
+        self.latency = cfg.l1.latency_cycles
+        self.tag_lines = cfg.l1.tag_lines_per_cycle
+        self.free = 0
+
+    def _stage(self, now: int, cycles: float) -> float:
+        t = max(now, self.free)
+        self.free = t + cycles
+        return t
+
+    def load(self, now: int, lines: list[int], masks: list[int], cache_l1: bool = True,
+             wavefronts: int | None = None, served: dict[int, str] | None = None) -> float:
+        """A warp's load of ``lines``/``masks``; returns the cycle its data is ready.
+
+        The stage takes ``max(wavefronts, lines / l1.tag_lines_per_cycle)`` cycles for it: the
+        data stage's bank wavefronts (``wavefronts``, shared memory's rule; None counts a cycle
+        per line) or the tag stage's lookups, whichever is longer (measured on the H100:
+        ``validation/probes/l1_stride.py``). ``cache_l1`` False (``.cg``, ``.cv``, volatile)
+        goes to L2 without looking up or filling the cache."""
+        stage = len(lines) if wavefronts is None else max(wavefronts, len(lines) / self.tag_lines)
+        t = self._stage(now, stage)
+        if not cache_l1:
+            return self.l2.read(t, lines, masks, served=served)
+        cache = self.cache
+        miss_lines, miss_masks = [], []
+        hits = 0
+        for line, mask in zip(lines, masks):
+            hit = cache.lookup(line, mask)
+            hits += _POPCOUNT[hit]
+            if served is not None:
+                _record(served, line, hit, "L1")
+            if hit != mask:
+                miss_lines.append(line)
+                miss_masks.append(mask & ~hit)
+        self.count["l1_ld_hits"] += hits
+        done = t + self.latency
+        if miss_lines:
+            done = max(done, self.l2.read(t, miss_lines, miss_masks, served=served))
+            for line, mask in zip(miss_lines, miss_masks):
+                cache.fill(line, mask)
+        return done
+
+    def store(self, now: int, lines: list[int], masks: list[int], n: int) -> float:
+        """A warp's store of ``n`` sectors: through the stage (a cycle per line, no allocate) into L2."""
+        t = self._stage(now, len(lines))
+        self.count["l1_st_sectors"] += n
+        return self.l2.write(t, lines, masks, n)
+
+    def atomic(self, now: int, lines: list[int], masks: list[int], serial: int, reduction: bool,
+               served: dict[int, str] | None = None) -> float:
+        """A warp's global ``atom``/``red``: through the stage (a cycle per line) to L2, which executes it."""
+        t = self._stage(now, len(lines))
+        return self.l2.atomic(t, lines, masks, serial, reduction, served)
+
+
 class MemorySystem:
-    """L1s, L2 and DRAM of one GPU for one launch.
+    """L1s, L2 and DRAM of one GPU for one launch: one :class:`L1` per SM (made on first use),
+    one :class:`L2`, one :class:`DRAM`, sharing one counter.
 
     Args:
         cfg: the GPU configuration.
@@ -134,152 +379,46 @@ class MemorySystem:
     """
 
     def __init__(self, cfg: GPUConfig, l1_bytes: int):
+        self.cfg = cfg
         self.l1_lines = max(1, l1_bytes // cfg.l1.line_bytes)
-        self.l1: dict[int, SectorCache] = {}
-        self.l1_free: dict[int, int] = collections.defaultdict(int)
-        self.l2 = SectorCache(cfg.l2.size_bytes // cfg.l2.line_bytes)
-        self.l2_free = 0.0
-        self.dram_free = 0.0
-        self.sector = cfg.l2.sector_bytes
-        self.l2_bpc = cfg.l2.bandwidth_bytes_per_s / cfg.clock_hz
-        self.dram_bpc = cfg.dram.bandwidth_bytes_per_s * cfg.dram.efficiency / cfg.clock_hz
-        self.granule = cfg.dram.access_granularity_bytes
-        self.lat_l1, self.lat_l2, self.lat_dram = cfg.l1.latency_cycles, cfg.l2.latency_cycles, cfg.dram.latency_cycles
-        self.tag_lines = cfg.l1.tag_lines_per_cycle
         self.count = collections.Counter()
+        self.dram = DRAM(cfg, self.count)
+        self.l2 = L2(cfg, self.dram, self.count)
+        self.l1s: dict[int, L1] = {}
         #: When a dict, loads and atomics record where each 32 B sector was served:
         #: sector number (address // 32) -> ``"L1"``, ``"L2"`` or ``"DRAM"`` (for the diagrams).
         self.served: dict[int, str] | None = None
 
-    # ---------------------------------------------------------------- servers
-    def _l1_stage(self, sm: int, now: int, cycles: float) -> float:
-        t = max(now, self.l1_free[sm])
-        self.l1_free[sm] = t + cycles
-        return t
-
-    def _l2_serve(self, t: float, n_sectors: int) -> float:
-        start = max(t, self.l2_free)
-        self.l2_free = start + n_sectors * self.sector / self.l2_bpc
-        return start
-
-    def _dram_serve(self, t: float, nbytes: int) -> float:
-        start = max(t, self.dram_free)
-        self.dram_free = start + nbytes / self.dram_bpc
-        return start
-
-    def _l2_fill(self, line: int, mask: int, dirty: bool, t: float) -> None:
-        ev = self.l2.fill(line, mask, dirty)
-        if ev is not None and ev[1]:
-            nbytes = _POPCOUNT[ev[1]] * self.sector
-            self.count["dram_write_bytes"] += nbytes
-            self._dram_serve(t, nbytes)
-
-    def _granules(self, miss: int) -> int:
-        """The sectors DRAM delivers for the missed sectors ``miss`` of a line (whole 64 B granules)."""
-        return _PAIRS[miss] if self.granule > self.sector else miss
-
-    def _serve(self, line: int, mask: int, level: str) -> None:
-        for k in range(4):
-            if mask >> k & 1:
-                self.served[line * 4 + k] = level
-
-    def _l2_read(self, t: float, lines: list[int], masks: list[int], op: str = "read") -> float:
-        """Read sectors through L2 (filling misses from DRAM); return completion.
-        ``op`` names the counters (``read``, ``atom``, ``red``)."""
-        c = self.count
-        n = sum(_POPCOUNT[m] for m in masks)
-        start = self._l2_serve(t, n)
-        done = start + self.lat_l2
-        dram_bytes = 0
-        for line, mask in zip(lines, masks):
-            hit = self.l2.lookup(line, mask)
-            miss = mask & ~hit
-            c[f"l2_{op}_hits"] += _POPCOUNT[hit]
-            if self.served is not None:
-                self._serve(line, hit, "L2")
-                self._serve(line, miss, "DRAM")
-            if miss:
-                fetch = self._granules(miss)
-                dram_bytes += _POPCOUNT[fetch] * self.sector
-                self._l2_fill(line, fetch, False, start)
-        c[f"l2_{op}_sectors"] += n
-        c[f"l2_{op}_requests"] += len(lines)
-        if dram_bytes:
-            c["dram_read_bytes"] += dram_bytes
-            done = self._dram_serve(start, dram_bytes) + self.lat_dram
-        return done
+    def l1(self, sm: int) -> L1:
+        """SM ``sm``'s L1 (made empty on first use)."""
+        l1 = self.l1s.get(sm)
+        if l1 is None:
+            l1 = self.l1s[sm] = L1(self.cfg, self.l1_lines, self.l2, self.count)
+        return l1
 
     # ---------------------------------------------------------------- accesses
     def load(self, sm: int, now: int, sectors: np.ndarray, cache_l1: bool = True,
              wavefronts: int | None = None) -> float:
-        """A warp's global (or local) load; returns the cycle its data is ready.
-
-        The L1 takes ``max(wavefronts, lines / l1.tag_lines_per_cycle)`` cycles for it: the data
-        stage's bank wavefronts (``wavefronts``, shared memory's rule; None counts a cycle per
-        line) or the tag stage's lookups, whichever is longer (measured on the H100:
-        ``validation/probes/l1_stride.py``)."""
+        """A warp's global (or local) load on SM ``sm`` at cycle ``now``; returns the cycle its data
+        is ready (:meth:`L1.load`)."""
         lines, masks = _lines(sectors)
         c = self.count
-        stage = len(lines) if wavefronts is None else max(wavefronts, len(lines) / self.tag_lines)
-        t = self._l1_stage(sm, now, stage)
-        n = len(sectors)
-        c["l1_ld_sectors"] += n
+        c["l1_ld_sectors"] += len(sectors)
         dram_before = c["dram_read_bytes"]
-        done = self._load(sm, t, lines, masks, cache_l1)
+        done = self.l1(sm).load(now, lines, masks, cache_l1, wavefronts, self.served)
         if sectors[0] < _LOCAL_SECTOR:
             c["dram_read_bytes_global_ld"] += c["dram_read_bytes"] - dram_before
-        return done
-
-    def _load(self, sm: int, t: int, lines: list[int], masks: list[int], cache_l1: bool) -> float:
-        c = self.count
-        if not cache_l1:
-            return self._l2_read(t, lines, masks)
-        l1 = self.l1.get(sm)
-        if l1 is None:
-            l1 = self.l1[sm] = SectorCache(self.l1_lines)
-        miss_lines, miss_masks = [], []
-        hits = 0
-        for line, mask in zip(lines, masks):
-            hit = l1.lookup(line, mask)
-            hits += _POPCOUNT[hit]
-            if self.served is not None:
-                self._serve(line, hit, "L1")
-            if hit != mask:
-                miss_lines.append(line)
-                miss_masks.append(mask & ~hit)
-        c["l1_ld_hits"] += hits
-        done = t + self.lat_l1
-        if miss_lines:
-            done = max(done, self._l2_read(t, miss_lines, miss_masks))
-            for line, mask in zip(miss_lines, miss_masks):
-                l1.fill(line, mask)
         return done
 
     def store(self, sm: int, now: int, sectors: np.ndarray) -> float:
         """A warp's global (or local) store: through L1 (no allocate) into L2 (write-back)."""
         lines, masks = _lines(sectors)
-        c = self.count
-        t = self._l1_stage(sm, now, len(lines))
-        n = len(sectors)
-        c["l1_st_sectors"] += n
-        c["l2_write_sectors"] += n
-        start = self._l2_serve(t, n)
-        for line, mask in zip(lines, masks):
-            self._l2_fill(line, mask, True, start)
-        return start + self.lat_l2
+        return self.l1(sm).store(now, lines, masks, len(sectors))
 
     def atomic(self, sm: int, now: int, sectors: np.ndarray, serial: int, reduction: bool) -> float:
-        """A warp's global ``atom``/``red``, executed in L2.
-
-        ``serial``: the most lanes updating one address (they are applied one
-        after the other, one L2 cycle each, ASSUMED).
-        """
+        """A warp's global ``atom``/``red``, executed in L2 (:meth:`L2.atomic`)."""
         lines, masks = _lines(sectors)
-        t = self._l1_stage(sm, now, len(lines))
-        done = self._l2_read(t, lines, masks, "red" if reduction else "atom")
-        for line, mask in zip(lines, masks):
-            self._l2_fill(line, mask, True, t)
-        return done + serial - 1
+        return self.l1(sm).atomic(now, lines, masks, serial, reduction, self.served)
 
     def warm(self, sectors: np.ndarray, stored: bool = False) -> None:
         """Sectors that CTAs of SMs not simulated load (``stored`` False) or store (sampled timing):
@@ -287,21 +426,7 @@ class MemorySystem:
         stores dirty (written whole, no fetch), without holding any server (their bandwidth is not
         the simulated SMs' share). Counted apart: ``shadow_dram_read_bytes``, and the write-backs of
         the dirty lines their fills evict, ``shadow_dram_write_bytes``."""
-        lines, masks = _lines(sectors)
-        l2 = self.l2
-        dram = written = 0
-        for line, mask in zip(lines, masks):
-            if stored:
-                ev = l2.fill(line, mask, True)
-            else:
-                miss = mask & ~l2.lookup(line, mask)
-                if not miss:
-                    continue
-                fetch = self._granules(miss)
-                dram += _POPCOUNT[fetch] * self.sector
-                ev = l2.fill(line, fetch)
-            if ev is not None and ev[1]:
-                written += _POPCOUNT[ev[1]] * self.sector
+        dram, written = self.l2.warm(*_lines(sectors), stored)
         self.count["shadow_dram_read_bytes"] += dram
         self.count["shadow_dram_write_bytes"] += written
 

@@ -204,13 +204,13 @@ class _Waves:
         waves = len(self.ends)
         if self.full_at is None and self.launch.mem.l2.full:
             self.full_at = waves
-        if waves < p.min_waves or self.launch.limit - self.launch.next_block < self.wave:
+        if waves < p.min_waves or self.launch.dispatcher.limit - self.launch.dispatcher.next_block < self.wave:
             return
         if waves < p.max_waves and (self.full_at is None or waves - self.full_at < p.window):
             return
         d = np.diff(self.ends)[-p.window:]
         if waves >= p.max_waves or (d.max() - d.min()) <= p.tolerance * d.mean():
-            self.launch.limit = self.launch.next_block
+            self.launch.dispatcher.limit = self.launch.dispatcher.next_block
             self.stopped = True
 
 
@@ -312,7 +312,7 @@ def _additive(launch: Launch, shadows: _Shadows) -> dict:
     totals = [sum(col) for col in zip(*launch.stalls)]
     out.update({("stall", r): v for r, v in zip(REASONS, totals)})
     out["branches"], out["divergent_branches"] = launch.branches, launch.divergent_branches
-    out["ctas"], out["covered"] = launch.next_block, launch.next_block + shadows.covered
+    out["ctas"], out["covered"] = launch.dispatcher.next_block, launch.dispatcher.next_block + shadows.covered
     return out
 
 
@@ -368,7 +368,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     waves = _Waves(launch, wave, policy, shadows, wait_for_full_l2=wait)
     t_sim = launch.run()
     del snapshot, footprints
-    m = launch.next_block
+    m = launch.dispatcher.next_block
     final = _additive(launch, shadows)
     slice_metrics = launch.metrics(t_sim)
 

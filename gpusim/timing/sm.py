@@ -14,7 +14,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   Each scheduler issues at most ``issue_width`` instructions per cycle (§1,
   PG-MP) from its warps (SASS instructions: a PTX instruction takes one cycle
   per SASS instruction ptxas makes of it, none when folded; see
-  :mod:`gpusim.timing.decode`), chosen by the config's policy: ``gto``
+  :mod:`gpusim.timing.decode`), chosen by the config's policy, a class of
+  :mod:`gpusim.timing.policies` (users may register more): ``gto``
   (greedy: the last issued warp while it can issue, then the oldest), ``lrr`` (loose round
   robin from the warp after the last issued) or ``two_level`` (round robin
   inside fetch groups of ``sm.scheduler.group_warps`` warps, moving to the next group only
@@ -30,7 +31,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields).
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
   its wavefronts pass the SM's data stage (one wavefront per cycle, §5) plus
-  ``shared.latency_cycles`` (§3); global and local memory when
+  ``shared.latency_cycles`` (§3); constant loads ``sm.const_transaction_cycles``
+  later per serialised transaction after the first (ASSUMED 1); global and local memory when
   :class:`gpusim.timing.memsys.MemorySystem` says; ``bar.sync`` releases the
   CTA's warps ``units.sync.latency`` cycles after the last warp arrives.
 * Stall reasons use Nsight Compute's warp-state names. Between two issues of a
@@ -43,24 +45,24 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   samples, with every cycle sampled.
 
 Imports simpy, numpy, gpusim.functional, gpusim.memmodel and the timing
-package's own modules; never cupy.
+package's ``context``, ``memsys`` and ``policies``; never ``gpu`` (the launch is seen
+through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import simpy
 
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import shared_wavefronts
+from gpusim.timing.context import LaunchContext
 from gpusim.timing.memsys import LOCAL_BASE
+from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
-
-if TYPE_CHECKING:  # pragma: no cover
-    from gpusim.timing.gpu import Launch
 
 __all__ = ["Warp", "CTA", "Scheduler", "SM", "IssueEvent", "REASONS", "INF"]
 
@@ -163,7 +165,7 @@ class Warp:
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx")
 
-    def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: "Launch"):
+    def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
         self.gw = cta.base + wid
         self.pc = cta.stepper.warp_pc(self.gw)
@@ -189,8 +191,8 @@ class Scheduler:
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.last: Warp | None = None
         self.sleep_until: float | None = None
-        self.policy = launch.cfg.sm.scheduler.policy
-        self.group_warps = launch.cfg.sm.scheduler.group_warps
+        #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
+        self.policy = make_policy(launch.cfg)
         self.proc = self.env.process(self._run())
 
     # ---------------------------------------------------------------- process
@@ -224,24 +226,6 @@ class Scheduler:
             self.proc.interrupt()
 
     # ---------------------------------------------------------------- selection
-    def _order(self) -> list[Warp]:
-        warps = self.warps
-        last = self.last
-        if self.policy == "gto":
-            return ([last] + warps) if last is not None and not last.done else warps
-        if last is None or last.done or last not in warps:
-            return warps
-        i = warps.index(last) + 1
-        if self.policy == "lrr":
-            return warps[i:] + warps[:i]
-        # two_level: the current fetch group first (round robin inside it), then the others in order.
-        size = self.group_warps
-        g = (i - 1) // size
-        lo, hi = g * size, min(len(warps), (g + 1) * size)
-        group = warps[lo:hi]
-        j = i - lo
-        return group[j:] + group[:j] + warps[hi:] + warps[:lo]
-
     def ready_at(self, w: Warp) -> tuple[float, str]:
         """The cycle ``w`` can issue its next instruction, and what holds it until then."""
         if w.waiting or w.pc == DONE:
@@ -259,7 +243,7 @@ class Scheduler:
                 if q > t:
                     t, reason = q, "mio_throttle"
             else:
-                q = sm.launch.mem.l1_free[sm.index] - sm.lg_queue
+                q = sm.l1.free - sm.lg_queue
                 if q > t:
                     t, reason = q, "lg_throttle"
         return t, reason
@@ -271,7 +255,7 @@ class Scheduler:
         ready_at = self.ready_at
         unit_free = self.unit_free
         later = []
-        for w in self._order():
+        for w in self.policy.order(self.warps, self.last):
             if w.dep_ready > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
                 later.append(w)
                 continue
@@ -295,10 +279,11 @@ class Scheduler:
 class SM:
     """One SM: schedulers, warp slots, resident CTAs, the shared-memory data stage."""
 
-    def __init__(self, launch: "Launch", index: int):
+    def __init__(self, launch: LaunchContext, index: int):
         self.launch, self.index = launch, index
         cfg = launch.cfg
         self.mio_queue, self.lg_queue = cfg.sm.mio_queue_cycles, cfg.sm.lg_queue_cycles
+        self.l1 = launch.mem.l1(index)  # this SM's L1 (its tag stage's backlog throttles global accesses)
         self.schedulers = [Scheduler(self, i) for i in range(cfg.sm.scheduler.count)]
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
@@ -511,8 +496,9 @@ class SM:
             after = launch.on_global_access(w.cta.block, w.mem_steps)
             w.mem_steps += 1
         for acc in accesses:
-            if acc.space == "const":  # constant cache: one cycle per serialised transaction (ASSUMED)
-                done = max(done, now + w.timed.latency + int(acc.warp_wavefronts.max()) - 1)
+            if acc.space == "const":  # constant cache: sm.const_transaction_cycles per serialised transaction
+                c = launch.cfg.sm.const_transaction_cycles
+                done = max(done, now + w.timed.latency + int(acc.warp_wavefronts.max()) * c - c)
                 continue
             if acc.space == "shared":
                 wf = acc.wavefronts

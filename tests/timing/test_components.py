@@ -1,0 +1,125 @@
+"""The timing model's components behind their small interfaces: scheduler policies by
+registered name (a user policy runs a launch; an unknown name is a clear error naming
+``sm.scheduler.policy``), and the config fields that replaced constants marked ASSUMED
+(``sm.const_transaction_cycles``, ``l2.atomic_serial_cycles``) doing what they say."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+
+import gpusim
+from gpusim.errors import ConfigError
+from gpusim.suite import CASES, check, run_case
+from gpusim.timing import memsys, policies
+from tests.timing.test_timing_engine import _launch
+
+
+class OldestFirst(policies.SchedulerPolicy):
+    """Always the oldest warp that can issue (no greed, no rotation)."""
+
+    def order(self, warps, last):
+        return warps
+
+
+@pytest.fixture
+def oldest():
+    policies.register_policy("oldest_test", OldestFirst)
+    yield "oldest_test"
+    del policies._POLICIES["oldest_test"]
+
+
+def test_a_registered_policy_orders_the_issues_as_reasoned(oldest):
+    # 5 warps of 'independent' (two movs, eight independent adds, ret); slots 0 and 4 share
+    # scheduler 0. One issue cycle per PTX instruction. Oldest first: warp 0's movs at 0 and 2
+    # (ALU pipe, interval 2); at 4 warp 0 waits for its movs (latency 4) so warp 4 takes the
+    # ALU; from 6 warp 0 is ready every cycle (FMA pipe, interval 1) and, being oldest, issues
+    # its adds and ret back to back, 6..14, although warp 4 is ready at 6 too (gto would pick
+    # warp 4 there: it issued last). Then warp 4: its second mov at 15, its adds at 19..27.
+    r = _launch("independent", 1, 160, record_events=True, overrides={"sm.scheduler.policy": oldest}, sass=False)
+    log = [(e.cycle, e.slot, e.pc) for e in r.events if e.slot % 4 == 0]
+    assert log == [(0, 0, 0), (2, 0, 1), (4, 4, 0)] + [(6 + i, 0, 2 + i) for i in range(9)] \
+        + [(15, 4, 1)] + [(19 + i, 4, 2 + i) for i in range(9)]
+    gto = _launch("independent", 1, 160, overrides={"sm.scheduler.policy": "gto"}, sass=False)
+    # The launch ends in the cycle the last ret issues (no launch overhead here): 27, where gto's
+    # interleaving (test_timing_engine.test_gto_keeps_issuing_the_same_warp) ends at 24.
+    assert (r.cycles, gto.cycles) == (27, 24)
+
+
+def test_a_registered_policy_runs_a_suite_case_with_exact_outputs(oldest):
+    case = CASES["reduce_v1"]
+    with gpusim.Device("h100", mode="timing", overrides={"sm.scheduler.policy": oldest}, sampling=False):
+        run = run_case(case, gpusim, 4096, seed=0)
+    ok, why = check(run)
+    assert ok, why
+    with gpusim.Device("h100", mode="timing", sampling=False):
+        ref = run_case(case, gpusim, 4096, seed=0)
+    for key in ref.outputs:
+        np.testing.assert_array_equal(run.outputs[key], ref.outputs[key])
+    assert [r.metrics["smsp__inst_executed.sum"] for r in run.launches] == \
+        [r.metrics["smsp__inst_executed.sum"] for r in ref.launches]
+
+
+def test_an_unknown_policy_names_the_field_and_the_known_policies():
+    with pytest.raises(ConfigError) as e:
+        _launch("independent", 1, 32, overrides={"sm.scheduler.policy": "fifo"})
+    msg = str(e.value)
+    assert "sm.scheduler.policy = 'fifo' is not a registered scheduler policy" in msg
+    assert "gto, lrr, two_level" in msg
+
+
+def test_register_policy_rejects_what_cannot_be_a_policy():
+    with pytest.raises(ValueError):
+        policies.register_policy("", OldestFirst)
+    with pytest.raises(TypeError):
+        policies.register_policy("x", 3)
+
+
+CONST_PTX = pathlib.Path(__file__).parents[1] / "corpus" / "ptx" / "const_stencil.ptx"
+
+
+def _permute_cycles(per_transaction: int) -> int:
+    # One warp of permute_lanes: lane i loads c_perm[i] (32 distinct constant addresses, so 32
+    # serialised transactions), and its global load's address depends on that value.
+    with gpusim.Device("h100", mode="timing", overrides={"sm.const_transaction_cycles": per_transaction}):
+        x = gpusim.asarray(np.arange(32, dtype=np.int32))
+        out = gpusim.zeros(32, np.int32)
+        r = gpusim.RawModule(path=str(CONST_PTX)).get_function("permute_lanes")(1, 32, (x, out, np.int32(32)))
+        assert (out.get() == 0).all()  # c_perm is all zeros here: every lane reads x[0]
+        return r.cycles
+
+
+def test_const_transaction_cycles_cost_each_serialised_transaction():
+    # The constant load is on the warp's critical path: each of the 31 transactions after the
+    # first adds sm.const_transaction_cycles.
+    c0, c1, c3 = _permute_cycles(0), _permute_cycles(1), _permute_cycles(3)
+    assert (c1 - c0, c3 - c1) == (31, 62)
+
+
+def test_l2_atomics_on_one_address_serialise_by_the_configured_cycles():
+    cfg = gpusim.config.load("h100")
+    for per_update in (1, 4):
+        c = cfg.with_overrides({"l2.atomic_serial_cycles": per_update})
+        one = memsys.MemorySystem(c, 1 << 16).l2.atomic(100.0, [7], [0b0001], 1, False)
+        many = memsys.MemorySystem(c, 1 << 16).l2.atomic(100.0, [7], [0b0001], 32, False)
+        assert many - one == 31 * per_update
+    # A cold sector: the read misses L2, so DRAM's latency bounds it (after L2's bandwidth slot).
+    assert one == 100.0 + cfg.dram.latency_cycles
+
+
+def test_the_sm_does_not_import_the_launch_driver():
+    # gpu -> sm -> context: the SM sees its launch through LaunchContext (no import circle).
+    import ast
+    import inspect
+
+    from gpusim.timing import context, dispatch, sm
+
+    for mod in (sm, context, dispatch, policies, memsys):
+        tree = ast.parse(inspect.getsource(mod))
+        names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)} | \
+            {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert "gpusim.timing.gpu" not in names, mod.__name__
+    assert not {"gpusim.timing.sm", "gpusim.timing.gpu"} & \
+        {n.module for n in ast.walk(ast.parse(inspect.getsource(context))) if isinstance(n, ast.ImportFrom)}
