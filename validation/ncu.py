@@ -43,7 +43,8 @@ def find_ncu() -> str | None:
 def version(ncu: str, timeout: float = 30.0) -> str | None:
     """``ncu --version``'s version number ("2025.3.1.0"), its last line when no number is found, or None."""
     try:
-        text = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=timeout).stdout.strip()
+        text = subprocess.run([ncu, "--version"], capture_output=True, text=True, timeout=timeout,
+                              check=False).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         text = ""
     m = re.search(r"Version\s+(\S+)", text)
