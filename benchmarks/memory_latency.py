@@ -23,8 +23,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import pathlib
 import sys
@@ -42,14 +40,14 @@ SMEM = {1: 174080, 2: 96256, 4: 51456, 8: 0}   #: 256-thread CTAs per H100 SM ->
 
 def hardware() -> dict[str, float]:
     """``{"load_plain k1": sm__cycles_elapsed.avg, ...}`` from the probe's ncu run (launch order)."""
-    lines = [x for x in (DATA / "ncu.csv").read_text().splitlines() if not x.startswith("==")]
-    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines)))
-            if r["Kernel Name"].startswith(("copy", "load", "store"))]
+    from validation.ncu import metric_by_launch
+
+    cycles = metric_by_launch((DATA / "ncu.csv").read_text(), "sm__cycles_elapsed.avg", ("copy", "load", "store"))
     labels = [x.split(":")[0].split(" {")[0][len("launch "):].strip()
               for x in (DATA / "once_log.txt").read_text().splitlines() if x.startswith("launch")]
-    if len(labels) != len(rows):
-        raise SystemExit(f"{DATA}: {len(rows)} ncu rows for {len(labels)} launches")
-    return {lab: float(r["sm__cycles_elapsed.avg"].replace(",", "")) for lab, r in zip(labels, rows)}
+    if len(labels) != len(cycles):
+        raise SystemExit(f"{DATA}: {len(cycles)} ncu rows for {len(labels)} launches")
+    return dict(zip(labels, cycles))
 
 
 def stamps() -> list[str]:

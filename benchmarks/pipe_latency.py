@@ -16,8 +16,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import pathlib
 import sys
@@ -33,18 +31,18 @@ OUT = ROOT / "benchmarks" / "results" / "pipe_latency_h100.md"
 import gpusim  # noqa: E402
 import l1_stride  # noqa: E402
 from pipe_latency import PTX, STEPS, launches  # noqa: E402
+from validation.ncu import metric_by_launch  # noqa: E402
 
 
 def hardware(path: pathlib.Path = DATA / "pipe_latency.csv", labels=None) -> dict[str, float] | None:
     """``{label: sm__cycles_elapsed.avg}`` from a probe's ncu run, or None before it ran."""
     if not path.exists():
         return None
-    lines = [x for x in path.read_text().splitlines() if not x.startswith("==")]
-    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines))) if r["ID"]]  # not the units row
+    cycles = metric_by_launch(path.read_text(), "sm__cycles_elapsed.avg")
     labels = labels or [lab for lab, *_ in launches()]
-    if len(rows) != len(labels):
-        raise SystemExit(f"{path}: {len(rows)} ncu rows for {len(labels)} launches")
-    return {lab: float(r["sm__cycles_elapsed.avg"].replace(",", "")) for lab, r in zip(labels, rows)}
+    if len(cycles) != len(labels):
+        raise SystemExit(f"{path}: {len(cycles)} ncu rows for {len(labels)} launches")
+    return dict(zip(labels, cycles))
 
 
 def simulate(overrides: dict) -> dict[str, float]:

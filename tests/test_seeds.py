@@ -12,7 +12,8 @@ import pytest
 import gpusim
 from gpusim.cli import main
 from gpusim.suite import CASES, PTX_DIR, check, entry_params, run_case
-from gpusim.suite.seeds import REDUCE7_K, SEED_CASES, SEED_GROUPS, TABLES, _strided_sums
+from gpusim.suite.reduce_int import _strided_sums
+from gpusim.suite.seeds import REDUCE7_K, SEED_CASES, SEED_GROUPS, TABLES
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,10 @@ Owns (one module per concept):
   writing the raw JSON and the self-contained HTML report;
 * :mod:`validation.calibrate` -- CuPy micro-benchmarks that fit a config
   override file to the GPU they ran on;
+* :mod:`validation.ncu` -- Nsight Compute's options, finding it and reading its
+  CSV (standard library only: the probe scripts import it);
+* :mod:`validation.probekit` -- what the probe scripts share: loading the suite and
+  sibling probes by file path, the device's properties (standard library only);
 * ``validation/probes/`` -- the standalone probe scripts whose output is
   committed under ``validation/reports/`` (``hardware`` reuses them);
 * ``validation/compare_timing.py`` -- the earlier launch-by-launch table.

@@ -64,12 +64,12 @@ def _launch_on_gpu(exp, cupy):
 
 
 def _ncu_metrics(path: pathlib.Path, ncu: str, progress) -> tuple[dict | None, str]:
-    from validation.hardware import _probe_module, ncu_metrics
+    from validation import ncu as ncu_mod
+    from validation.hardware import ncu_metrics
 
-    probe = _probe_module()
     with tempfile.TemporaryDirectory() as tmp:
         log = pathlib.Path(tmp) / "ncu.csv"
-        cmd = [ncu, *probe.NCU_BASE_OPTIONS, "--metrics", ",".join(ncu_metrics()), "--log-file", str(log),
+        cmd = [ncu, *ncu_mod.BASE_OPTIONS, "--metrics", ",".join(ncu_metrics()), "--log-file", str(log),
                sys.executable, "-m", "validation.experiment", "--once", str(path)]
         progress("ncu: " + shlex.join(cmd[:6]) + " ...")
         try:
@@ -77,12 +77,12 @@ def _ncu_metrics(path: pathlib.Path, ncu: str, progress) -> tuple[dict | None, s
         except subprocess.TimeoutExpired:
             return None, shlex.join(cmd)
         text = log.read_text(errors="replace") if log.is_file() else out.stdout
-        rows, _ = probe.read_ncu_csv(text)
+        rows, _ = ncu_mod.read_ncu_csv(text)
     if len(rows) != 1:
         progress(f"ncu gave {len(rows)} rows (status {out.returncode}); counters left out")
         return None, shlex.join(cmd)
     requested = set(ncu_metrics())
-    return {k: probe.parse_value(v) for k, v in rows[0].items() if k in requested}, shlex.join(cmd)
+    return {k: ncu_mod.parse_value(v) for k, v in rows[0].items() if k in requested}, shlex.join(cmd)
 
 
 def collect(path: str | os.PathLike, out_dir: str | os.PathLike, *, use_ncu: bool = True, warmup: int = 3,

@@ -2,9 +2,11 @@
 
 Owns: :func:`require_cupy` (CuPy and a usable device, or :class:`GpuUnavailable`
 with a message that says what is missing and what to do instead),
-:func:`find_ncu`, :func:`provenance` (what a report must say about where its
+:func:`provenance` (what a report must say about where its
 hardware numbers came from) and :func:`device_slug` (``"h100"``, ``"h200"``:
-the tag in report file names).
+the tag in report file names).  :func:`find_ncu` is :func:`validation.ncu.find_ncu`, and the
+device fields of :func:`provenance` come from :func:`validation.probekit.device_info`, which the
+probe scripts use too.
 
 Imports cupy only inside :func:`require_cupy` and :func:`provenance`; must not
 import gpusim's engines (gpusim.functional, gpusim.timing) or simpy.
@@ -16,11 +18,13 @@ import os
 import pathlib
 import platform
 import re
-import shutil
 import subprocess
 import time
 
 from gpusim.errors import GpusimError
+from validation import ncu as ncu_mod
+from validation import probekit
+from validation.ncu import find_ncu
 
 __all__ = ["GpuUnavailable", "require_cupy", "find_ncu", "provenance", "device_slug", "git_commit", "ROOT"]
 
@@ -56,18 +60,6 @@ def require_cupy(hint: str = NO_GPU_HINT):
     if count < 1:
         raise GpuUnavailable(f"CuPy sees no CUDA device; {hint}")
     return cupy
-
-
-def find_ncu() -> str | None:
-    """Path of Nsight Compute's ``ncu`` (PATH, then the usual CUDA install folders), or None."""
-    found = shutil.which("ncu")
-    if found:
-        return found
-    for pattern in ("usr/local/cuda/bin/ncu", "opt/nvidia/nsight-compute/*/ncu", "usr/local/cuda*/bin/ncu"):
-        hits = sorted(pathlib.Path("/").glob(pattern))
-        if hits:
-            return str(hits[-1])
-    return None
 
 
 def _run(cmd: list[str], timeout: float = 30.0) -> str:
@@ -112,20 +104,14 @@ def provenance(cupy=None, ncu: str | None = None) -> dict:
                   "host_python": platform.python_version(), "gpusim_version": gpusim.__version__,
                   "gpusim_commit": git_commit()}
     if cupy is not None:
-        props = cupy.cuda.runtime.getDeviceProperties(0)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        info.update(gpu_name=name, slug=device_slug(name),
-                    compute_capability=f"{props['major']}.{props['minor']}",
-                    sm_count=int(props["multiProcessorCount"]), sm_clock_khz=int(props.get("clockRate", 0)),
-                    memory_clock_khz=int(props.get("memoryClockRate", 0)), l2_bytes=int(props.get("l2CacheSize", 0)),
-                    driver_version=int(cupy.cuda.runtime.driverGetVersion()),
-                    cuda_runtime_version=int(cupy.cuda.runtime.runtimeGetVersion()), cupy_version=cupy.__version__)
+        dev = probekit.device_info(cupy)
+        info.update(gpu_name=dev["name"], slug=device_slug(dev["name"]),
+                    **{k: dev[k] for k in ("compute_capability", "sm_count", "sm_clock_khz", "memory_clock_khz",
+                                           "l2_bytes", "driver_version", "cuda_runtime_version", "cupy_version")})
         smi = _run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,"
                     "clocks.max.mem,power.draw,persistence_mode", "--format=csv,noheader"])
         info["nvidia_smi"] = smi or None
     if ncu:
         info["ncu_path"] = ncu
-        version = _run([ncu, "--version"])
-        m = re.search(r"Version\s+(\S+)", version)
-        info["ncu_version"] = m.group(1) if m else (version.splitlines()[-1] if version else None)
+        info["ncu_version"] = ncu_mod.version(ncu)
     return info

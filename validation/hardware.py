@@ -43,6 +43,7 @@ from typing import Callable, Iterable
 
 from gpusim.errors import GpusimError
 from validation import gpu as gpu_mod
+from validation import probekit
 
 __all__ = ["FORMAT", "SUPPLEMENTARY_METRICS", "ncu_metrics", "collect", "load", "load_many", "HardwareData"]
 
@@ -60,16 +61,8 @@ SUPPLEMENTARY_METRICS = (
 
 
 def _probe_module():
-    import importlib.util
-
-    name = "gpusim_timing_on_gpu_probe"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, PROBE)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """``validation/probes/timing_on_gpu.py`` as a module (its METRICS, join, dump_json...)."""
+    return probekit.load_probe("timing_on_gpu")
 
 
 def ncu_metrics() -> list[str]:

@@ -15,12 +15,12 @@ Usage, from the repository root, on a machine with a CUDA GPU and CuPy::
     python3 validation/probes/corpus.py validation/probes/corpus.h100.npz
 
 A recipe that fails on the GPU is reported on stderr and left out (exit status 1 if any
-failed). Imports numpy, cupy and the recipes file (numpy only); never gpusim.
+failed). Imports numpy, cupy, the recipes file (numpy only) and ``validation.probekit``
+(standard library only); never gpusim.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -28,14 +28,15 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
+    sys.path.insert(0, str(ROOT))
+
+from validation import probekit
 
 
 def _recipes():
-    spec = importlib.util.spec_from_file_location("corpus_recipes", ROOT / "tests" / "corpus" / "recipes.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["corpus_recipes"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """tests/corpus/recipes.py, imported by path."""
+    return probekit.load_by_path("corpus_recipes", ROOT / "tests" / "corpus" / "recipes.py")
 
 
 def main(argv: list[str]) -> int:
@@ -58,10 +59,9 @@ def main(argv: list[str]) -> int:
             continue
         for key, val in res.items():
             out[f"{rec.name}/{key}"] = val
-    props = cp.cuda.runtime.getDeviceProperties(0)
-    meta = {"device": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
-            "cuda_runtime": cp.cuda.runtime.runtimeGetVersion(), "driver": cp.cuda.runtime.driverGetVersion(),
-            "cupy": cp.__version__, "recipes": len(R.RECIPES), "failed": failed}
+    dev = probekit.device_info(cp)
+    meta = {"device": dev["name"], "cuda_runtime": dev["cuda_runtime_version"], "driver": dev["driver_version"],
+            "cupy": dev["cupy_version"], "recipes": len(R.RECIPES), "failed": failed}
     np.savez_compressed(argv[0], __meta__=np.array(json.dumps(meta)), **out)
     print(f"{len(R.RECIPES) - len(failed)} of {len(R.RECIPES)} recipes -> {argv[0]} ({meta['device']})")
     return 1 if failed else 0

@@ -38,6 +38,12 @@ import sys
 
 import numpy as np
 
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
+    sys.path.insert(0, str(ROOT))
+
+from validation import probekit
+
 CODE = r"""
 __device__ __forceinline__ long long clk() { long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) :: "memory"); return t; }
 __device__ __forceinline__ long long gtime() { long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t) :: "memory"); return t; }
@@ -146,7 +152,7 @@ def main(out: pathlib.Path, once: bool = False) -> None:
     # Little's law: bytes in flight (blocks/SM x 256 threads x LOADS x 16 B) against bandwidth,
     # a grid of 4 waves reading 2^26 floats (256 MiB) grid-stride
     big = cp.ones(4 * N, cp.float32)
-    sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+    sms = probekit.device_info(cp)["sm_count"]
     little = []
     for loads in (1, 2, 4, 8):
         f = mod.get_function(f"load_x{loads}")
@@ -161,9 +167,8 @@ def main(out: pathlib.Path, once: bool = False) -> None:
             print(f"launch load_x{loads} k{k}", row, flush=True)
     name = "cta_timeline_once" if once else "cta_timeline"
     np.savez_compressed(out / f"{name}.npz", **arrays)
-    dev = cp.cuda.Device()
-    info = {"device": cp.cuda.runtime.getDeviceProperties(dev.id)["name"].decode(),
-            "clock_khz": cp.cuda.runtime.getDeviceProperties(dev.id)["clockRate"],
+    dev = probekit.device_info(cp, cp.cuda.Device().id)
+    info = {"device": dev["name"], "clock_khz": dev["sm_clock_khz"],
             "n_floats": N, "block": BLOCK, "smem": SMEM, "event_ms_median": times,
             "little": little}
     (out / f"{name}.json").write_text(json.dumps(info, indent=1))

@@ -50,9 +50,16 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pathlib
 import sys
 
 import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
+    sys.path.insert(0, str(ROOT))
+
+from validation import probekit
 
 SEED = 20251122
 N_RANDOM = 16
@@ -350,12 +357,11 @@ def device_meta() -> dict:
 
     meta = {"cupy": cp.__version__, "numpy": np.__version__}
     try:
-        props = cp.cuda.runtime.getDeviceProperties(0)
-        name = props.get("name", b"")
-        meta["device"] = name.decode() if isinstance(name, bytes) else str(name)
-        meta["compute_capability"] = f"{props.get('major')}.{props.get('minor')}"
-        meta["driver_version"] = cp.cuda.runtime.driverGetVersion()
-        meta["runtime_version"] = cp.cuda.runtime.runtimeGetVersion()
+        dev = probekit.device_info(cp)
+        meta["device"] = dev["name"]
+        meta["compute_capability"] = dev["compute_capability"]
+        meta["driver_version"] = dev["driver_version"]
+        meta["runtime_version"] = dev["cuda_runtime_version"]
         meta["nvrtc_version"] = list(cp.cuda.nvrtc.getVersion())
     except Exception as exc:  # informative only
         meta["meta_error"] = repr(exc)

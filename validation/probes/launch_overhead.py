@@ -15,8 +15,6 @@ Needs CuPy only.
 
 from __future__ import annotations
 
-import cupy
-
 CODE = r'extern "C" __global__ void empty(unsigned long long* out) {}'  # compiles to EXIT only
 
 #: (CTAs, threads per CTA): one CTA of each size, then grids of 1 to 1,024 CTAs per SM (132 SMs).
@@ -24,6 +22,8 @@ LAUNCHES = [(1, 32), (1, 256), (1, 1024)] + [(132 * k, b) for b in (32, 256, 102
 
 
 def main() -> None:
+    import cupy
+
     fn = cupy.RawModule(code=CODE).get_function("empty")
     out = cupy.zeros(1, cupy.uint64)
     for grid, block in LAUNCHES:

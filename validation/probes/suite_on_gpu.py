@@ -21,9 +21,10 @@ Outputs (in ``$OUT``, or ``--out DIR``):
 * ``suite_failures_h100.npz`` -- only if some run failed: its outputs and
   oracle (keys ``<case>/<size>/<output>/got|expected``), for diagnosis.
 
-This script imports only numpy, cupy and the standard library; it loads
-``gpusim/suite/__init__.py`` by file path, so gpusim's other dependencies need
-not be installed.  Usage (repository root, machine with a CUDA GPU)::
+This script imports only numpy, cupy, the standard library and
+``validation.probekit`` (standard library only); it loads ``gpusim/suite/__init__.py``
+by file path (``probekit.load_suite``), so gpusim's other dependencies need not be
+installed.  Usage (repository root, machine with a CUDA GPU)::
 
     python3 validation/probes/suite_on_gpu.py            # all cases, both sizes
     python3 validation/probes/suite_on_gpu.py --dry      # no GPU: DryRun launches only
@@ -33,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import json
 import math
 import os
@@ -46,18 +46,22 @@ import traceback
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
+    sys.path.insert(0, str(ROOT))
+
+from validation import probekit
+
 SEED = 0
+#: the device fields of suite_h100.json's meta: key -> probekit.device_info key
+DEVICE_FIELDS = {"device": "name", "compute_capability": "compute_capability", "multiprocessors": "sm_count",
+                 "driver_version": "driver_version", "runtime_version": "cuda_runtime_version",
+                 "cupy": "cupy_version"}
 FAILURE_NPZ_LIMIT = 12 * 2**20  # bytes of failing arrays kept for diagnosis
 
 
 def load_suite():
     """Import gpusim/suite/__init__.py by path (no gpusim package import)."""
-    name = "gpusim_suite_standalone"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "gpusim" / "suite" / "__init__.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod  # dataclasses look the module up while the class is built
-    spec.loader.exec_module(mod)
-    return mod
+    return probekit.load_suite()
 
 
 def _finite(x: float):
@@ -80,16 +84,8 @@ def _meta(xp, dry: bool) -> dict:
         return meta
     import cupy
 
-    props = cupy.cuda.runtime.getDeviceProperties(0)
-    name = props["name"]
-    meta.update(
-        device=name.decode() if isinstance(name, bytes) else str(name),
-        compute_capability=f"{props['major']}.{props['minor']}",
-        multiprocessors=int(props["multiProcessorCount"]),
-        driver_version=int(cupy.cuda.runtime.driverGetVersion()),
-        runtime_version=int(cupy.cuda.runtime.runtimeGetVersion()),
-        cupy=cupy.__version__,
-    )
+    dev = probekit.device_info(cupy)
+    meta.update({key: dev[field] for key, field in DEVICE_FIELDS.items()})
     return meta
 
 

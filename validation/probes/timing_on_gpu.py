@@ -36,23 +36,21 @@ otherwise ncu's defaults, named explicitly: kernel replay, caches flushed
 before every replay pass (every launch starts with cold L1/L2).  No warm-up
 launch: ncu replays each kernel anyway, and a warm-up would add ncu rows.
 
-This script imports only numpy, cupy (not with ``--dry``/``--join``) and the
-standard library.
+This script imports only numpy, cupy (not with ``--dry``/``--join``), the
+standard library and the two standard-library-only modules of validation/ that every
+probe shares: ``validation.ncu`` (ncu's options, finding it, reading its CSV) and
+``validation.probekit`` (loading the suite and sibling probes by path, device properties).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import gzip
-import importlib.util
-import io
 import json
 import os
 import pathlib
 import re
 import shlex
-import shutil
 import statistics
 import subprocess
 import sys
@@ -64,6 +62,13 @@ import numpy as np
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
+    sys.path.insert(0, str(ROOT))
+
+from validation import probekit
+from validation.ncu import BASE_OPTIONS as NCU_BASE_OPTIONS
+from validation.ncu import find_ncu, parse_value, read_ncu_csv
+
 SEED = 0
 SCRIPT = "validation/probes/timing_on_gpu.py"
 
@@ -111,12 +116,15 @@ METRICS: tuple[str, ...] = (
     "launch__waves_per_multiprocessor",
 ) + tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in STALL_REASONS)
 
+#: the device fields timing_h100.json's meta adds to suite_on_gpu's: key -> probekit.device_info key
+DEVICE_FIELDS = {"clock_rate_khz": "sm_clock_khz", "memory_clock_rate_khz": "memory_clock_khz",
+                 "memory_bus_width": "memory_bus_width", "l2_cache_bytes": "l2_bytes",
+                 "shared_per_sm_bytes": "shared_per_sm_bytes",
+                 "shared_per_block_optin_bytes": "shared_per_block_optin_bytes",
+                 "reserved_shared_per_block_bytes": "reserved_shared_per_block_bytes"}
+
 #: extra GPU-only sizes of --profile: the occupancy lesson at steady state (64 MiB > the 50 MB L2)
 DEFAULT_EXTRA = ("copy_occupancy:4194304", "copy_occupancy:16777216")
-
-NCU_BASE_OPTIONS = ("--clock-control", "none", "--cache-control", "all", "--replay-mode", "kernel",
-                    "--csv", "--page", "raw", "--print-units", "base")
-
 
 # --------------------------------------------------------------------------- JSON, loading
 
@@ -135,17 +143,9 @@ def dump_json(obj: dict) -> str:
     return "{\n" + ",\n".join(parts) + "\n}\n"
 
 
-def _load_by_path(name: str, path: pathlib.Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def load_suite_on_gpu():
     """The sibling probe (for load_suite and _meta), imported by path."""
-    return _load_by_path("gpusim_suite_on_gpu_probe", HERE / "suite_on_gpu.py")
+    return probekit.load_probe("suite_on_gpu")
 
 
 # --------------------------------------------------------------------------- recording xp
@@ -298,14 +298,8 @@ def _gpu_meta(sog, xp, dry: bool) -> dict:
     if not dry:
         import cupy
 
-        props = cupy.cuda.runtime.getDeviceProperties(0)
-        meta.update(clock_rate_khz=int(props.get("clockRate", 0)),
-                    memory_clock_rate_khz=int(props.get("memoryClockRate", 0)),
-                    memory_bus_width=int(props.get("memoryBusWidth", 0)),
-                    l2_cache_bytes=int(props.get("l2CacheSize", 0)),
-                    shared_per_sm_bytes=int(props.get("sharedMemPerMultiprocessor", 0)),
-                    shared_per_block_optin_bytes=int(props.get("sharedMemPerBlockOptin", 0)),
-                    reserved_shared_per_block_bytes=int(props.get("reservedSharedMemPerBlock", 0)))
+        dev = probekit.device_info(cupy)
+        meta.update({key: dev[field] for key, field in DEVICE_FIELDS.items()})
     return meta
 
 
@@ -412,58 +406,8 @@ def _time_launch(fn, grid, block, fargs, smem, dry, warmup, repeat) -> dict:
 # --------------------------------------------------------------------------- ncu CSV
 
 
-_NUMBER = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?([eE][+-]?\d+)?$")
-
-
-def parse_value(text: str):
-    """An ncu cell as int / float / None ("n/a", empty) / the text itself."""
-    t = text.strip()
-    if t in ("", "n/a", "N/A"):
-        return None
-    if _NUMBER.match(t):
-        t = t.replace(",", "")
-        if re.match(r"^[+-]?\d+$", t):
-            return int(t)
-        return float(t)
-    try:
-        return float(t)
-    except ValueError:
-        return text
-
-
-def read_ncu_csv(text: str) -> tuple[list[dict], dict]:
-    """ncu ``--csv --page raw`` output (a --log-file or an --import dump): rows and units.
-
-    Lines of ncu's own messages (``==PROF==``, ``==WARNING==``...) and of the application
-    are skipped; a header row starts with "ID"; a row right after a header whose ID is
-    empty holds the units.  Returns (rows as {column: text}, {column: unit}).
-    """
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    header: list[str] | None = None
-    units: dict[str, str] = {}
-    rows: list[dict] = []
-    expect_units = False
-    for cells in csv.reader(io.StringIO("\n".join(lines))):
-        if not cells:
-            continue
-        if cells[0] == "ID":
-            header, expect_units = cells, True
-            continue
-        if header is None or len(cells) != len(header):
-            continue
-        if expect_units and cells[0] == "":
-            units.update({h: u for h, u in zip(header, cells) if u})
-            expect_units = False
-            continue
-        expect_units = False
-        rows.append(dict(zip(header, cells)))
-    seen, unique = set(), []
-    for row in rows:                      # a re-printed row (same ID) counts once
-        if row["ID"] not in seen:
-            seen.add(row["ID"])
-            unique.append(row)
-    unique.sort(key=lambda r: int(r["ID"]))
-    return unique, units
+# parse_value and read_ncu_csv: validation/ncu.py (shared with validation.hardware/experiment and
+# the benchmarks that read the small probes' committed CSVs)
 
 
 def _parse_dim(text: str) -> list[int]:
@@ -626,14 +570,10 @@ def cmd_merge(args) -> int:
 
 
 def _find_ncu() -> str:
-    found = shutil.which("ncu")
-    if found:
-        return found
-    for pattern in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/*/ncu", "/usr/local/cuda*/bin/ncu"):
-        hits = sorted(pathlib.Path("/").glob(pattern.lstrip("/")))
-        if hits:
-            return str(hits[-1])
-    raise SystemExit("ncu not found")
+    found = find_ncu()
+    if found is None:
+        raise SystemExit("ncu not found")
+    return found
 
 
 def _sh(cmd: list[str], timeout: float | None = None, log=None) -> tuple[int, str]:

@@ -1,0 +1,80 @@
+"""What the GPU probe scripts share: loading a file as a module, the suite without gpusim, and
+one read of the device's properties.
+
+Owns :func:`load_by_path` (a Python file imported by path, once), :func:`load_suite` (the
+kernel suite ``gpusim/suite`` loaded by file path, so a GPU machine needs only numpy and
+cupy), :func:`load_probe` (a sibling probe script as a module) and :func:`device_info` (the
+GPU's name, compute capability, SM count, clocks, cache and shared-memory sizes, driver, CUDA
+runtime and CuPy versions, from one ``getDeviceProperties``: every probe's and
+:func:`validation.gpu.provenance`'s device fields come from it).
+
+Imports the standard library only -- no gpusim, no numpy; cupy is passed in by the caller -- so
+the probe scripts (``validation/probes/*.py``) can import it on a GPU machine without gpusim's
+dependencies.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+from types import ModuleType
+
+__all__ = ["PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite"]
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PROBES = ROOT / "validation" / "probes"
+SUITE_INIT = ROOT / "gpusim" / "suite" / "__init__.py"
+
+
+def load_by_path(name: str, path: str | pathlib.Path) -> ModuleType:
+    """The Python file ``path`` imported as module ``name`` (registered in ``sys.modules`` before it
+    runs: dataclasses look their module up while a class is built).  A module already loaded
+    under ``name`` from the same file is returned as it is."""
+    path = pathlib.Path(path).resolve()
+    mod = sys.modules.get(name)
+    if mod is not None and getattr(mod, "__file__", None) and pathlib.Path(mod.__file__).resolve() == path:
+        return mod
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def load_suite(name: str = "gpusim_suite_standalone") -> ModuleType:
+    """The kernel suite (``gpusim/suite/__init__.py`` and its family modules) by file path: no
+    ``gpusim`` package import, so none of gpusim's other dependencies."""
+    return load_by_path(name, SUITE_INIT)
+
+
+def load_probe(stem: str) -> ModuleType:
+    """The probe script ``validation/probes/<stem>.py`` as the module ``gpusim_<stem>_probe``."""
+    return load_by_path(f"gpusim_{stem}_probe", PROBES / f"{stem}.py")
+
+
+def device_info(cupy, device: int = 0) -> dict:
+    """Device ``device``'s identity and sizes as CuPy's runtime reports them (nothing is set).
+
+    Keys: name, compute_capability ("9.0"), sm_count, sm_clock_khz (cudaDevAttrClockRate: the
+    maximum boost clock), memory_clock_khz, memory_bus_width, l2_bytes, shared_per_sm_bytes,
+    shared_per_block_optin_bytes, reserved_shared_per_block_bytes, driver_version and
+    cuda_runtime_version (CUDA's encoding, 13000 = 13.0), cupy_version.
+    """
+    props = cupy.cuda.runtime.getDeviceProperties(device)
+    name = props["name"]
+    return {
+        "name": name.decode() if isinstance(name, bytes) else str(name),
+        "compute_capability": f"{props['major']}.{props['minor']}",
+        "sm_count": int(props["multiProcessorCount"]),
+        "sm_clock_khz": int(props.get("clockRate", 0)),
+        "memory_clock_khz": int(props.get("memoryClockRate", 0)),
+        "memory_bus_width": int(props.get("memoryBusWidth", 0)),
+        "l2_bytes": int(props.get("l2CacheSize", 0)),
+        "shared_per_sm_bytes": int(props.get("sharedMemPerMultiprocessor", 0)),
+        "shared_per_block_optin_bytes": int(props.get("sharedMemPerBlockOptin", 0)),
+        "reserved_shared_per_block_bytes": int(props.get("reservedSharedMemPerBlock", 0)),
+        "driver_version": int(cupy.cuda.runtime.driverGetVersion()),
+        "cuda_runtime_version": int(cupy.cuda.runtime.runtimeGetVersion()),
+        "cupy_version": cupy.__version__,
+    }
