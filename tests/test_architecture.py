@@ -134,3 +134,21 @@ def test_the_circle_finder_finds_circles():
     graph.add_import(importer="p.d.x", imported="p.a")
     graph.add_import(importer="p.c", imported="p.a")
     assert _circles(graph, "p") == [["p.a", "p.b", "p.d"]]
+
+
+def _ruff() -> list[str] | None:
+    exe = shutil.which("ruff")
+    if exe:
+        return [exe]
+    if importlib.util.find_spec("ruff") is not None:
+        return [sys.executable, "-m", "ruff"]
+    return None
+
+
+def test_ruff_is_clean():
+    """``ruff check .`` with the rules in pyproject.toml's ``[tool.ruff]``."""
+    ruff = _ruff()
+    if ruff is None:
+        pytest.skip("ruff is not installed (pip install -e .[dev])")
+    proc = subprocess.run([*ruff, "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -11,6 +11,7 @@ counters of loads and stores under their Nsight Compute names (costs from
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 import numpy as np
 
 from gpusim.errors import KernelFault
