@@ -5,7 +5,8 @@ Owns: :class:`Grid` (launch geometry) and :class:`Executor`, the part of
 instruction handlers (:mod:`gpusim.functional.memops`,
 :mod:`gpusim.functional.warpops`) use. The engine imports those handlers, so
 they type their ``ex`` argument with this Protocol rather than import the
-engine (which would make an import circle). Imports numpy and isa only.
+engine (which would make an import circle). Imports numpy, isa and the engine's
+memory and register-file modules (which import no other part of the engine).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from typing import Protocol
 
 import numpy as np
 
+from gpusim.functional.memory import GlobalMemory
+from gpusim.functional.regfile import RegisterFile
 from isa.ir import Instr, Kernel
 
 __all__ = ["Grid", "Executor"]
@@ -67,8 +70,8 @@ class Executor(Protocol):
     lane: np.ndarray
     live: np.ndarray
     params: np.ndarray
-    memory: object  # gpusim.functional.memory.GlobalMemory
-    regs: object  # gpusim.functional.regfile.RegisterFile
+    memory: GlobalMemory
+    regs: RegisterFile
     shared: np.ndarray
     shared_bytes: int
     shared_stride: int
