@@ -28,10 +28,11 @@ sys.path.insert(0, str(ROOT / "validation" / "probes"))
 DATA = ROOT / "validation" / "reports" / "h100" / "pipe_latency"
 OUT = ROOT / "benchmarks" / "results" / "pipe_latency_h100.md"
 
-import gpusim  # noqa: E402
 import l1_stride  # noqa: E402
 from pipe_latency import PTX, STEPS, launches  # noqa: E402
 from validation.ncu import metric_by_launch  # noqa: E402
+
+import gpusim  # noqa: E402
 
 
 def hardware(path: pathlib.Path = DATA / "pipe_latency.csv", labels=None) -> dict[str, float] | None:

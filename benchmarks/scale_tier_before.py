@@ -1,6 +1,10 @@
 """Scale-tier cycles of an older gpusim (a checkout of commit 7bfc3cc at /tmp/old: git worktree add /tmp/old 7bfc3cc),
 for benchmarks/results/scale_tier_before_after.md; writes /tmp/old_scale.json."""
-import json, sys, time, concurrent.futures as cf
+import concurrent.futures as cf
+import json
+import sys
+import time
+
 sys.path.insert(0, "/tmp/old")
 def one(case, n):
     import gpusim

@@ -167,7 +167,8 @@ def markdown(results: dict) -> str:
             f = (lambda v, fmt: "-" if v is None else format(v, fmt))
             within = "-" if r["ratio_err"] is None else ("yes" if abs(r["ratio_err"]) <= WITHIN else "no")
             nrun = f"2^{r['n'].bit_length() - 1}" if r["n"] & (r["n"] - 1) == 0 else f"{r['n']:,}"
-            out.append(f"| {r['row']} | {nrun}{' (scaled)' if r['scaled'] else ''} | {f(r['seeds_us'], ',.0f')} | {r['sim_us']:,.0f} | {f(r['seeds_ratio'], '.3f')} "
+            out.append(f"| {r['row']} | {nrun}{' (scaled)' if r['scaled'] else ''} | {f(r['seeds_us'], ',.0f')} "
+                       f"| {r['sim_us']:,.0f} | {f(r['seeds_ratio'], '.3f')} "
                        f"| {f(r['sim_ratio'], '.3f')} | {f(r['ratio_err'] and 100 * r['ratio_err'], '+.0f')}"
                        f"{'' if r['ratio_err'] is None else ' %'} | {within} | {f(r['sim_over_seeds'], '.2f')} "
                        f"| {'bit-exact' if r['check'] else 'MISMATCH'} | {r['sampling']} | {r['wall_s']:.0f} "

@@ -1,22 +1,26 @@
 """Error types users of gpusim can see.
 
-Owns: the exception hierarchy. Every error a user can cause (bad PTX, bad
-arguments, bad configuration, a faulting kernel) is a :class:`GpusimError`
-subclass whose message names the place (file, line, column, field or argument)
-and the rule broken; malformed or unsupported PTX raises
-:class:`isa.errors.PTXError`, which :data:`USER_ERRORS` adds. Imports only
-:mod:`isa.errors`.
+Owns: the exception hierarchy below the root. Every error a user can cause (bad
+PTX, bad arguments, bad configuration, a faulting kernel) is a
+:class:`GpusimError` subclass whose message names the place (file, line, column,
+field or argument) and the rule broken::
+
+    GpusimError                         root (defined in isa.errors, re-exported here)
+    +-- PTXError     (ValueError)       malformed or unsupported PTX (isa.errors)
+    +-- ConfigError  (ValueError)       a configuration file or override is invalid
+    +-- LaunchError  (ValueError)       a kernel launch is impossible
+    +-- KernelFault  (RuntimeError)     a kernel faulted while running
+
+The root and :class:`PTXError` live in :mod:`isa.errors` because isa, the
+lowest layer, must not import gpusim; they are the same classes here. All five
+are exported from :mod:`gpusim`. Imports only :mod:`isa.errors`.
 """
 
 from __future__ import annotations
 
-from isa.errors import PTXError
+from isa.errors import GpusimError, PTXError
 
 __all__ = ["GpusimError", "ConfigError", "LaunchError", "KernelFault", "PTXError", "USER_ERRORS"]
-
-
-class GpusimError(Exception):
-    """Base class of every error gpusim reports to its users."""
 
 
 class ConfigError(GpusimError, ValueError):
@@ -32,4 +36,5 @@ class KernelFault(GpusimError, RuntimeError):
 
 
 #: Every exception type that reports a user's mistake (catch these, not Exception).
-USER_ERRORS = (GpusimError, PTXError)
+#: Kept for compatibility: every such error is now a :class:`GpusimError`.
+USER_ERRORS: tuple[type[Exception], ...] = (GpusimError,)

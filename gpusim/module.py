@@ -344,6 +344,8 @@ def _arg_bytes(kname: str, i: int, arg: Any, p: Param, dev: Device) -> np.ndarra
     if isinstance(arg, np.ndarray):
         raise GpusimError(f"{where}: got a host numpy array; copy it to the device first with gpusim.asarray()")
     if isinstance(arg, (bool, int, float)):
+        scalar = ("float32" if p.ty.startswith("f") else "int32" if p.ty.startswith("s")
+                  else "uint32" if p.size == 4 else "uint64")
         raise GpusimError(f"{where}: got a Python {type(arg).__name__}, which has no fixed width; pass a numpy "
-                          f"scalar such as np.{'float32' if p.ty.startswith('f') else 'int32' if p.ty.startswith('s') else 'uint32' if p.size == 4 else 'uint64'}(...)")
+                          f"scalar such as np.{scalar}(...)")
     raise GpusimError(f"{where}: cannot pass a {type(arg).__name__}")

@@ -167,7 +167,8 @@ def write_charts(
                 va="top",
                 color="#444444",
             )
-        ax.set_xlim(min(xs[0], launch_x) - (xs[1] - xs[0]) / 2 if len(xs) > 1 else xs[0] - 1, max(xs[-1], launch_x) + (xs[-1] - xs[-2]) / 2 if len(xs) > 1 else xs[-1] + 1)
+        ax.set_xlim(min(xs[0], launch_x) - (xs[1] - xs[0]) / 2 if len(xs) > 1 else xs[0] - 1,
+                    max(xs[-1], launch_x) + (xs[-1] - xs[-2]) / 2 if len(xs) > 1 else xs[-1] + 1)
         ax.set_ylim(0, 125)
         ax.set_yticks(range(0, 101, 20))
         ax.set_xlabel(xlabel)

@@ -51,8 +51,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from gpusim.ptxas import (PtxasError, PtxasNotFoundError, _arch_name, _cache_dir, _ptxas_identity, _require_ptxas,
-                          find_tool, run_tool)
+from gpusim.ptxas import (
+    PtxasError,
+    PtxasNotFoundError,
+    _arch_name,
+    _cache_dir,
+    _ptxas_identity,
+    _require_ptxas,
+    find_tool,
+    run_tool,
+)
 from isa.opcodes import Kind
 
 __all__ = ["SassInstr", "KernelSass", "find_nvdisasm", "sass_listing", "sass_per_pc", "kernel_sass", "from_table",

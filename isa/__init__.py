@@ -7,7 +7,7 @@ with the lane-vectorised semantics it points to (:mod:`isa.fp`,
 Needs only numpy and lark: never imports simpy, cupy or gpusim's engines.
 """
 
-from isa.errors import PTXError
+from isa.errors import GpusimError, PTXError
 from isa.parser import parse, parse_file
 
-__all__ = ["PTXError", "parse", "parse_file"]
+__all__ = ["GpusimError", "PTXError", "parse", "parse_file"]

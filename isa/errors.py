@@ -1,15 +1,34 @@
-"""The error raised for PTX text gpusim cannot read or does not support.
+"""The root of gpusim's error hierarchy, and the error raised for PTX text
+gpusim cannot read or does not support.
 
-Owns: :class:`PTXError`. Imports only the standard library: isa must stay
-usable without gpusim (``gpusim.errors.USER_ERRORS`` includes this class).
+Owns: :class:`GpusimError` (the base class of every error gpusim reports to its
+users) and :class:`PTXError`. The root lives here, in the lowest layer, so that
+isa can raise errors of the one hierarchy without importing gpusim: isa must
+stay usable without gpusim (it needs only numpy and lark), and this module
+imports only the standard library. :mod:`gpusim.errors` re-exports both and
+defines the other errors under :class:`GpusimError`::
+
+    GpusimError (Exception)
+    +-- PTXError     (also ValueError)     isa: malformed or unsupported PTX
+    +-- ConfigError  (also ValueError)     gpusim.errors
+    +-- LaunchError  (also ValueError)     gpusim.errors
+    +-- KernelFault  (also RuntimeError)   gpusim.errors
 """
 
 from __future__ import annotations
 
-__all__ = ["PTXError"]
+__all__ = ["GpusimError", "PTXError"]
 
 
-class PTXError(ValueError):
+class GpusimError(Exception):
+    """Base class of every error gpusim reports to its users (catch this, not Exception).
+
+    Defined in :mod:`isa.errors` so that :class:`PTXError` can derive from it
+    without isa importing gpusim; use it as ``gpusim.GpusimError``.
+    """
+
+
+class PTXError(GpusimError, ValueError):
     """Malformed or unsupported PTX.
 
     Attributes:

@@ -326,7 +326,7 @@ class _Builder:
         variables: dict[str, Variable] = {n: v for n, v in (module_globals or {}).items() if n in used}
         offs = {"shared": 0, "local": 0}
         dyn_align = 0
-        for name, space, ty, size, align, extern, vnode in decls:
+        for name, space, ty, size, align, _extern, vnode in decls:
             if name in variables:
                 raise self.err(vnode, f"variable {name!r} is declared twice (or shadows a module variable)")
             if size is None:
@@ -540,7 +540,8 @@ class _Builder:
                     continue
                 if ins.spec.kind == Kind.BRA:
                     if sym not in k.labels:
-                        raise PTXError(self.file, ins.loc.line, ins.loc.column, f"branch to undefined label {sym!r}", self.lines[ins.loc.line - 1])
+                        raise PTXError(self.file, ins.loc.line, ins.loc.column, f"branch to undefined label {sym!r}",
+                                       self.lines[ins.loc.line - 1])
                 elif sym not in k.variables and sym not in params:
                     raise PTXError(self.file, ins.loc.line, ins.loc.column,
                                    f"unknown symbol {sym!r} (not a parameter, a .shared or .local variable of kernel "

@@ -143,10 +143,12 @@ def test_plot_writes_three_pngs(capsys, tmp_path):
         (["--block-size", 0, "--regs", 32], "block_size must be at least 1 thread, got 0"),
         (["--block-size", 256, "--regs", 300], "regs_per_thread must be 0..255 on h100 (sm.max_registers_per_thread), got 300"),
         (["--block-size", 256, "--regs", 32, "--smem", -1], "static_smem must be >= 0 bytes, got -1"),
-        (["--block-size", "64:128:32", "--regs", 32, "--plot", "x"], "--plot draws one launch; give single values, not ranges, with --plot"),
+        (["--block-size", "64:128:32", "--regs", 32, "--plot", "x"],
+         "--plot draws one launch; give single values, not ranges, with --plot"),
         (["--block-size", 256, "--regs", 32, "--kernel", "k"], "--kernel needs a PTX file"),
         (["--gpu", "h10", "--block-size", 256, "--regs", 32], "unknown GPU configuration 'h10'; did you mean 'h100'?"),
-        (["--block-size", 256, "--regs", 32, "--set", "sm.max_warps=-4"], "override sm.max_warps=-4: sm.max_warps: Input should be greater than or equal to 1 (got -4)"),
+        (["--block-size", 256, "--regs", 32, "--set", "sm.max_warps=-4"],
+         "override sm.max_warps=-4: sm.max_warps: Input should be greater than or equal to 1 (got -4)"),
     ],
 )
 def test_user_errors_exit_2_with_one_line(capsys, argv, message):

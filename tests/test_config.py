@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from gpusim import config
 from gpusim.config import UNIT_NAMES, GPUConfig
@@ -120,7 +120,7 @@ def test_every_field_is_documented_and_models_are_strict():
 
 def test_configs_are_frozen():
     cfg = config.load("h100")
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError, match="frozen"):
         cfg.sm.max_warps = 48  # type: ignore[misc]
 
 

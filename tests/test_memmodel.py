@@ -12,8 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpusim.errors import KernelFault
-from gpusim.memmodel import (global_sector_addresses, global_sectors, shared_lane_wavefront,
-                             shared_wavefront_lanes, shared_wavefronts)
+from gpusim.memmodel import (
+    global_sector_addresses,
+    global_sectors,
+    shared_lane_wavefront,
+    shared_wavefront_lanes,
+    shared_wavefronts,
+)
 
 t = np.arange(32)
 

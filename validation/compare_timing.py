@@ -31,6 +31,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
     sys.path.insert(0, str(ROOT))
 from validation.score import pearson, spearman  # noqa: E402 - the one definition of both scores
+
 HW = ROOT / "validation" / "reports" / "h100" / "timing_h100.json"
 #: Counters compared besides cycles (ratios are compared as values, counts as relative errors).
 COUNTERS = ("smsp__inst_executed.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
@@ -82,7 +83,7 @@ def main(argv=None) -> int:
                "hardware": str(HW.relative_to(ROOT)), "max_threads": a.max_threads}
     print("| case | n | launch | grid x block | H100 cycles | sim cycles | error |")
     print("|---|---:|---:|---|---:|---:|---:|")
-    for r, e in zip(rows, err):
+    for r in rows:
         print(f"| {r['case']} | {r['n']:,} | {r['launch']} | {r['grid'][0]}x{r['block'][0]} | {r['hw_cycles']:,.0f} | "
               f"{r['sim_cycles']:,} | {100 * (r['sim_cycles'] - r['hw_cycles']) / r['hw_cycles']:+.0f} % |")
     print(f"\n{summary['launches']} launches: Pearson r = {summary['pearson_r']:.3f}, Spearman rho = "

@@ -34,9 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``gpusim`` script; returns the process exit status."""
-    from gpusim.errors import USER_ERRORS
-
     from gpusim.cli.sweep import shorthand
+    from gpusim.errors import USER_ERRORS
 
     parser = build_parser()
     args = parser.parse_args(shorthand(list(sys.argv[1:] if argv is None else argv)))

@@ -7,22 +7,20 @@ every failure into a :class:`gpusim.errors.ConfigError` that names the file (or
 override) and the dotted field path.
 
 Must not import: simpy, cupy, or gpusim modules other than
-:mod:`gpusim.config.models` and :mod:`gpusim.errors`.
+:mod:`gpusim.config.models`, :mod:`gpusim.config.overrides` and :mod:`gpusim.errors`.
 """
 
 from __future__ import annotations
 
-import copy
 import difflib
 import importlib.resources
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
-
-from pydantic import ValidationError
+from typing import Any
 
 from gpusim.config.models import GPUConfig
+from gpusim.config.overrides import apply_overrides, validate
 from gpusim.errors import ConfigError
 
 __all__ = ["load", "available", "apply_overrides", "parse_override", "DEFAULT"]
@@ -46,36 +44,6 @@ def available() -> list[str]:
     )
 
 
-def _format_loc(loc: tuple[Any, ...]) -> str:
-    return ".".join(str(part) for part in loc)
-
-
-def _format_validation_error(exc: ValidationError, where: str) -> ConfigError:
-    lines = []
-    for err in exc.errors():
-        path = _format_loc(err["loc"])
-        msg = err["msg"]
-        if msg.startswith("Value error, "):
-            msg = msg[len("Value error, ") :]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        elif err["type"] == "missing":
-            msg = "required field is missing"
-        elif "input" in err and not isinstance(err["input"], (dict, list, tuple)):
-            msg = f"{msg} (got {err['input']!r})"
-        lines.append(f"{path}: {msg}" if path else msg)
-    if len(lines) == 1:
-        return ConfigError(f"{where}: {lines[0]}")
-    return ConfigError(f"{where}: {len(lines)} invalid fields:\n  " + "\n  ".join(lines))
-
-
-def _validate(data: Mapping[str, Any], where: str) -> GPUConfig:
-    try:
-        return GPUConfig.model_validate(data)
-    except ValidationError as exc:
-        raise _format_validation_error(exc, where) from None
-
-
 def _load_file(path: Path) -> GPUConfig:
     try:
         with open(path, "rb") as fh:
@@ -86,7 +54,7 @@ def _load_file(path: Path) -> GPUConfig:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    return _validate(data, str(path))
+    return validate(GPUConfig, data, str(path))
 
 
 def load(name_or_path: str | os.PathLike[str] | GPUConfig = DEFAULT) -> GPUConfig:
@@ -134,35 +102,3 @@ def parse_override(text: str) -> tuple[str, Any]:
     except tomllib.TOMLDecodeError:
         value = raw
     return path, value
-
-
-def apply_overrides(cfg: GPUConfig, overrides: Mapping[str, Any]) -> GPUConfig:
-    """Implementation of :meth:`GPUConfig.with_overrides` (dotted path -> value)."""
-    if not overrides:
-        return cfg
-    data = cfg.model_dump(mode="python")
-    for path, value in overrides.items():
-        parts = path.split(".")
-        if not path or any(not p for p in parts):
-            raise ConfigError(f"override {path!r}: not a dotted field path (e.g. sm.max_warps)")
-        node: Any = data
-        for depth, part in enumerate(parts):
-            here = ".".join(parts[: depth + 1])
-            if not isinstance(node, dict):
-                raise ConfigError(
-                    f"override {path!r}: {'.'.join(parts[:depth])} is a value, not a section"
-                )
-            if part not in node:
-                known = sorted(node)
-                close = difflib.get_close_matches(part, known, n=1)
-                prefix = ".".join(parts[:depth])
-                hint = f"; did you mean {(prefix + '.' if prefix else '') + close[0]!r}?" if close else ""
-                raise ConfigError(
-                    f"override {path!r}: unknown field {here!r}{hint} (known here: {', '.join(known)})"
-                )
-            if depth == len(parts) - 1:
-                node[part] = copy.deepcopy(value)
-            else:
-                node = node[part]
-    where = "override " + ", ".join(f"{k}={v!r}" for k, v in overrides.items())
-    return _validate(data, where)

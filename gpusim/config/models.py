@@ -7,7 +7,7 @@ frozen and rejects unknown fields (``extra="forbid"``); every field has a
 or ``true`` is not a register count).
 
 Must not import: simpy, cupy, or any other gpusim module except
-:mod:`gpusim.errors` (the configuration is read by everything, so it depends on
+:mod:`gpusim.config.overrides` and :mod:`gpusim.errors` (the configuration is read by everything, so it depends on
 nothing).
 
 Where the numbers come from is not this module's business: the TOML files in
@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from gpusim.config.overrides import apply_overrides
 
 __all__ = [
     "UNIT_NAMES",
@@ -362,8 +364,6 @@ class GPUConfig(BaseModel):
         An unknown path or an invalid value raises :class:`gpusim.errors.ConfigError`
         naming the dotted field path and the reason; ``self`` is never changed.
         """
-        from gpusim.config.loader import apply_overrides
-
         return apply_overrides(self, overrides)
 
     def summary(self) -> str:

@@ -18,12 +18,12 @@ warp-level instructions, from :mod:`gpusim.functional.memops` and
 from __future__ import annotations
 
 import collections
-from dataclasses import dataclass
 
 import numpy as np
 
 from gpusim.errors import KernelFault
 from gpusim.functional import memops, warpops
+from gpusim.functional.executor import Grid
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, GlobalMemory, MemoryFault
 from gpusim.functional.regfile import RegisterFile, immediate
 from isa.ir import Imm, Instr, Kernel, PredPair, Reg, Special, Sym, Vec
@@ -36,34 +36,6 @@ _DONE = np.int32(np.iinfo(np.int32).max)  # PC of a thread that cannot run
 #: Bytes of reserved shared memory a kernel that reads ``%reserved_smem_offset_*`` gets after
 #: its own shared memory (gpusim's layout; cooperative groups keep a barrier word there).
 RESERVED_SMEM_BYTES = 16
-
-
-@dataclass(frozen=True)
-class Grid:
-    """Launch geometry: ``grid`` and ``block`` as 3-tuples (x, y, z)."""
-
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-
-    @property
-    def threads_per_block(self) -> int:
-        return self.block[0] * self.block[1] * self.block[2]
-
-    @property
-    def warps_per_block(self) -> int:
-        return -(-self.threads_per_block // 32)
-
-    @property
-    def n_blocks(self) -> int:
-        return self.grid[0] * self.grid[1] * self.grid[2]
-
-    def block_coords(self, linear: int) -> tuple[int, int, int]:
-        gx, gy, _ = self.grid
-        return linear % gx, linear // gx % gy, linear // (gx * gy)
-
-    def thread_coords(self, linear: int) -> tuple[int, int, int]:
-        bx, by, _ = self.block
-        return linear % bx, linear // bx % by, linear // (bx * by)
 
 
 class ChunkExecutor:

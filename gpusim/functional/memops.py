@@ -11,19 +11,16 @@ counters of loads and stores under their Nsight Compute names (costs from
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gpusim.errors import KernelFault
+from gpusim.functional.executor import Executor
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, MemoryFault, check_aligned
 from gpusim.memmodel import constant_transactions, global_sectors, shared_wavefronts
 from isa import fp
 from isa.ir import Addr, Instr, Reg, Sym, Vec
 from isa.types import TYPES
-
-if TYPE_CHECKING:  # pragma: no cover
-    from gpusim.functional.engine import ChunkExecutor
 
 __all__ = ["Access", "load", "store", "atomic", "state_space", "effective_addresses"]
 
@@ -71,7 +68,7 @@ def _vec_len(ins: Instr) -> int:
     return 4 if ins.has("v4") else 2 if ins.has("v2") else 1
 
 
-def effective_addresses(ex: "ChunkExecutor", ins: Instr, addr: Addr, lanes) -> np.ndarray:
+def effective_addresses(ex: Executor, ins: Instr, addr: Addr, lanes) -> np.ndarray:
     """Addresses (uint64, one per lane of ``lanes``) of memory operand ``addr``."""
     n = ex.count(lanes)
     if isinstance(addr.base, Reg):
@@ -83,7 +80,7 @@ def effective_addresses(ex: "ChunkExecutor", ins: Instr, addr: Addr, lanes) -> n
     return a + np.uint64(addr.offset & 0xFFFF_FFFF_FFFF_FFFF)
 
 
-def _param_value(ex: "ChunkExecutor", ins: Instr, addr: Addr, dtype: np.dtype, k: int, n: int) -> list[np.ndarray]:
+def _param_value(ex: Executor, ins: Instr, addr: Addr, dtype: np.dtype, k: int, n: int) -> list[np.ndarray]:
     if not isinstance(addr.base, Sym):
         raise KernelFault(f"kernel {ex.kernel.name}: ld.param through a register is not supported ({ins.loc})")
     p = next((p for p in ex.kernel.params if p.name == addr.base.name), None)
@@ -113,7 +110,7 @@ def _split_generic(a: np.ndarray) -> list[tuple[str, np.ndarray | None, np.ndarr
     return out
 
 
-def _window_index(ex: "ChunkExecutor", space: str, offs: np.ndarray, lanes, size: int) -> tuple[np.ndarray, np.ndarray]:
+def _window_index(ex: Executor, space: str, offs: np.ndarray, lanes, size: int) -> tuple[np.ndarray, np.ndarray]:
     """(backing uint8 array, element indices) for shared/local offsets."""
     check_aligned(offs, size, space)
     limit = ex.shared_bytes if space == "shared" else ex.kernel.local_bytes
@@ -174,7 +171,7 @@ def _by_warp(lanes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
     return out, act
 
 
-def _account(ex: "ChunkExecutor", pc: int, op: str, space: str, a: np.ndarray, lanes, width: int) -> None:
+def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, width: int) -> None:
     """Add the warp-level counters of instruction ``pc`` (``op`` "ld"/"st") to
     ``ex.stats``, under their Nsight Compute name for the launch and under
     ``(name, pc)`` for its PTX line: requests and 32 B sectors of global
@@ -229,7 +226,7 @@ def _account(ex: "ChunkExecutor", pc: int, op: str, space: str, a: np.ndarray, l
         add(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", conflicts)
 
 
-def _account_const(ex: "ChunkExecutor", pc: int, addrs: np.ndarray, lanes: np.ndarray, add) -> None:
+def _account_const(ex: Executor, pc: int, addrs: np.ndarray, lanes: np.ndarray, add) -> None:
     """Constant-cache counters of an indexed ``ld.const`` (ptxas's LDC; a load at a symbol
     address becomes a constant-bank operand and is not counted): ``idc__requests.sum``, one
     per warp, and ``gpusim__idc_transactions.sum``, one per distinct address of the warp's
@@ -246,7 +243,7 @@ def _account_const(ex: "ChunkExecutor", pc: int, addrs: np.ndarray, lanes: np.nd
         ex.accesses.append(Access("ld", "const", addrs, lanes, 0, int(per_warp.sum()), per_warp))
 
 
-def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def load(ex: Executor, ins: Instr, sel) -> None:
     """``ld``: d = memory[a] (vectors: d_j = memory[a + j * size])."""
     g = ex.guarded(ins, sel)
     if g is None or g.size:
@@ -280,7 +277,7 @@ def load(ex: "ChunkExecutor", ins: Instr, sel) -> None:
     ex.advance(sel, ins.index + 1)
 
 
-def store(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def store(ex: Executor, ins: Instr, sel) -> None:
     """``st``: memory[a] = b. All lanes are checked before anything is written."""
     g = ex.guarded(ins, sel)
     if g is None or g.size:
@@ -357,7 +354,7 @@ def _serialised(view: np.ndarray, idx: np.ndarray, b: np.ndarray, c: np.ndarray 
     return old
 
 
-def atomic(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def atomic(ex: Executor, ins: Instr, sel) -> None:
     """``atom`` (returns the old value) and ``red``; PTX ISA 9.0 §9.7.13.5-6.
     Colliding lanes are serialised in ascending thread order."""
     g = ex.guarded(ins, sel)

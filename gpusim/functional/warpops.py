@@ -12,24 +12,20 @@ isa only.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from gpusim.errors import KernelFault
+from gpusim.functional.executor import Executor
 from isa.ir import Instr, PredPair
-
-if TYPE_CHECKING:  # pragma: no cover
-    from gpusim.functional.engine import ChunkExecutor
 
 __all__ = ["shfl", "vote", "activemask", "match", "redux"]
 
 
-def _lanes(ex: "ChunkExecutor", sel) -> np.ndarray:
+def _lanes(ex: Executor, sel) -> np.ndarray:
     return np.arange(ex.T) if sel is None else sel
 
 
-def _warp_bits(ex: "ChunkExecutor", lanes: np.ndarray) -> np.ndarray:
+def _warp_bits(ex: Executor, lanes: np.ndarray) -> np.ndarray:
     """Per warp of the chunk: bit mask (uint32) of the given lanes."""
     nw = ex.T // 32
     w = lanes >> 5
@@ -37,7 +33,7 @@ def _warp_bits(ex: "ChunkExecutor", lanes: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint64).astype(np.uint32)
 
 
-def _check_members(ex: "ChunkExecutor", ins: Instr, lanes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def _check_members(ex: Executor, ins: Instr, lanes: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Return the active-lane mask of each lane's warp; raise if a lane named in
     ``mask`` is live but not executing this instruction."""
     active = _warp_bits(ex, lanes)
@@ -61,7 +57,7 @@ def _fmt_lanes(bits: int) -> str:
     return ",".join(str(i) for i in range(32) if bits >> i & 1)
 
 
-def shfl(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def shfl(ex: Executor, ins: Instr, sel) -> None:
     """``shfl.sync.{up,down,bfly,idx}.b32 d[|p], a, b, c, membermask``."""
     g = ex.guarded(ins, sel)
     if g is None or g.size:
@@ -100,7 +96,7 @@ def shfl(ex: "ChunkExecutor", ins: Instr, sel) -> None:
     ex.advance(sel, ins.index + 1)
 
 
-def vote(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def vote(ex: Executor, ins: Instr, sel) -> None:
     """``vote.sync.{all,any,uni}.pred d, a, membermask`` and ``vote.sync.ballot.b32``
     (``match`` and ``redux`` rows share the opcode table's VOTE kind and go to their own functions)."""
     if ins.op == "match":
@@ -125,7 +121,7 @@ def vote(ex: "ChunkExecutor", ins: Instr, sel) -> None:
     ex.advance(sel, ins.index + 1)
 
 
-def activemask(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def activemask(ex: Executor, ins: Instr, sel) -> None:
     """``activemask.b32 d``: the lanes of the warp executing this instruction."""
     g = ex.guarded(ins, sel)
     if g is None or g.size:
@@ -141,7 +137,7 @@ def _group_by_warp(lanes: np.ndarray, mask: np.ndarray):
     return row, w
 
 
-def match(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def match(ex: Executor, ins: Instr, sel) -> None:
     """``match.any.sync.b32/b64 d, a, membermask`` (d = the lanes of membermask executing it
     whose ``a`` equals this lane's) and ``match.all.sync d{|p}, a, membermask`` (d = membermask
     if all those lanes' ``a`` are equal, else 0; p = whether they are). PTX ISA 9.0 §9.7.13.8."""
@@ -176,7 +172,7 @@ def match(ex: "ChunkExecutor", ins: Instr, sel) -> None:
     ex.advance(sel, ins.index + 1)
 
 
-def redux(ex: "ChunkExecutor", ins: Instr, sel) -> None:
+def redux(ex: Executor, ins: Instr, sel) -> None:
     """``redux.sync.{add,min,max}.{u32,s32}`` / ``.{and,or,xor}.b32 d, a, membermask``: d = the
     operation over ``a`` of the lanes of membermask (add wraps modulo 2^32). PTX ISA 9.0 §9.7.13.12."""
     g = ex.guarded(ins, sel)

@@ -42,8 +42,8 @@ import numpy as np
 
 from gpusim.functional import engine as _engine
 from gpusim.functional.engine import ChunkExecutor, Grid
-from gpusim.functional.memory import GlobalMemory, MemoryFault
 from gpusim.functional.memops import Access
+from gpusim.functional.memory import GlobalMemory, MemoryFault
 from isa.ir import Addr, Instr, Kernel, Special
 from isa.opcodes import Kind
 

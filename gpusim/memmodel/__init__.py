@@ -19,10 +19,9 @@ numpy. Inputs are (W, 32) arrays (one row per warp; a (32,) array is one warp) a
 result is a frozen dataclass of per-warp int64 arrays of shape (W,).
 """
 
-from gpusim.memmodel.constant import constant_transactions
 from gpusim.memmodel.coalesce import GlobalCost, global_sector_addresses, global_sectors
-from gpusim.memmodel.shared import (SharedCost, shared_lane_wavefront, shared_wavefront_lanes,
-                                    shared_wavefronts)
+from gpusim.memmodel.constant import constant_transactions
+from gpusim.memmodel.shared import SharedCost, shared_lane_wavefront, shared_wavefront_lanes, shared_wavefronts
 
 __all__ = [
     "SharedCost", "shared_wavefronts", "shared_lane_wavefront", "shared_wavefront_lanes",

@@ -59,13 +59,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpusim.config import GPUConfig
+from gpusim.errors import LaunchError
 from gpusim.functional.engine import Grid
 from gpusim.functional.footprint import run_footprints
 from gpusim.functional.launch import LaunchResult, memory_counters, run_blocks, split_counters
 from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import reads_specials
 from gpusim.occupancy import OccupancyResult
-from gpusim.errors import LaunchError
 from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
 from gpusim.timing.sm import REASONS

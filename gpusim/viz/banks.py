@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
 from gpusim.errors import GpusimError
 from gpusim.memmodel import shared_lane_wavefront, shared_wavefronts
 from gpusim.viz.select import Selected

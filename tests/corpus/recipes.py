@@ -626,7 +626,7 @@ def _(rng):
 
 
 def _big_tile_oracle(a, g):
-    x, n = _n(a, 0), int(a[2])
+    x = _n(a, 0)
     i = np.arange(x.size)
     t = i % 128
     return {"arg1": (x[(i // 128) * 128 + (t ^ 32)] + (t // 64) * 1000 + t % 64).astype(np.int32)}

@@ -921,19 +921,19 @@ def test_shapes_dtypes_and_no_warnings():
         warnings.simplefilter("error")
         for ty, x in vals.items():
             dt = x.dtype
-            for f in (lambda a, b: fp.add(a, b, "rp", ty=ty), lambda a, b: fp.sub(a, b, "rm", True, True, ty=ty),
-                      lambda a, b: fp.mul(a, b, "rz", ty=ty), lambda a, b: fp.fma(a, b, a, "rn", ty=ty),
-                      lambda a, b: fp.div(a, b, "rz", ty=ty), lambda a, b: fp.minimum(a, b, ty=ty),
-                      lambda a, b: fp.maximum(a, b, True, ty=ty)):
+            for f in (lambda a, b, ty=ty: fp.add(a, b, "rp", ty=ty), lambda a, b, ty=ty: fp.sub(a, b, "rm", True, True, ty=ty),
+                      lambda a, b, ty=ty: fp.mul(a, b, "rz", ty=ty), lambda a, b, ty=ty: fp.fma(a, b, a, "rn", ty=ty),
+                      lambda a, b, ty=ty: fp.div(a, b, "rz", ty=ty), lambda a, b, ty=ty: fp.minimum(a, b, ty=ty),
+                      lambda a, b, ty=ty: fp.maximum(a, b, True, ty=ty)):
                 assert f(x, x[::-1]).dtype == dt and f(x, x[::-1]).shape == x.shape
                 assert f(x[:0], x[:0]).shape == (0,)
                 r = f(x[6], x[7])
                 assert isinstance(r, np.ndarray) and r.shape == () and r.dtype == dt
             assert fp.compare("leu", x, x, ty=ty).dtype == bool
-            for f in (lambda a: fp.sqrt(a, "rp", ty=ty), lambda a: fp.rcp(a, "approx", ty=ty),
-                      lambda a: fp.absolute(a, ty=ty), lambda a: fp.negate(a, ty=ty),
-                      lambda a: fp.flush_subnormal(a, ty=ty), lambda a: fp.cvt(a, "s8", ty, "rni"),
-                      lambda a: fp.cvt(a, "u64", ty, "rpi"), lambda a: fp.cvt(a, "f16", ty, "rz")):
+            for f in (lambda a, ty=ty: fp.sqrt(a, "rp", ty=ty), lambda a, ty=ty: fp.rcp(a, "approx", ty=ty),
+                      lambda a, ty=ty: fp.absolute(a, ty=ty), lambda a, ty=ty: fp.negate(a, ty=ty),
+                      lambda a, ty=ty: fp.flush_subnormal(a, ty=ty), lambda a, ty=ty: fp.cvt(a, "s8", ty, "rni"),
+                      lambda a, ty=ty: fp.cvt(a, "u64", ty, "rpi"), lambda a, ty=ty: fp.cvt(a, "f16", ty, "rz")):
                 f(x)
                 assert f(x[:0]).shape == (0,)
             if ty != "f64":

@@ -148,7 +148,7 @@ def test_warp_states_tile_the_cycles(recs):
     issued = sum(b - a for v in rows.values() for a, b, r in v if r == "selected")
     assert issued == sum(e.slots for e in res.events if e.sm == sm) > len([e for e in res.events if e.sm == sm])
     for v in rows.values():  # no overlap inside a slot
-        for (a0, b0, _), (a1, _b1, _) in zip(v, v[1:]):
+        for (_a0, b0, _), (a1, _b1, _) in zip(v, v[1:]):
             assert b0 <= a1
     assert png_bytes(warp_state_figure(rec, sm, lo, lo + 200))[:4] == b"\x89PNG"
 
