@@ -30,9 +30,9 @@ OUT = ROOT / "benchmarks" / "results" / "pipe_latency_h100.md"
 
 import l1_stride  # noqa: E402
 from pipe_latency import PTX, STEPS, launches  # noqa: E402
-from validation.ncu import metric_by_launch  # noqa: E402
 
 import gpusim  # noqa: E402
+from validation.ncu import metric_by_launch  # noqa: E402
 
 
 def hardware(path: pathlib.Path = DATA / "pipe_latency.csv", labels=None) -> dict[str, float] | None:

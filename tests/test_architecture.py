@@ -41,13 +41,6 @@ def _packages() -> list[str]:
     )
 
 
-def _param(pkg: str):
-    if pkg == "gpusim.timing":
-        return pytest.param(pkg, marks=pytest.mark.xfail(
-            strict=True, reason="gpu<->sm circle broken on the timing branch; remove this mark at merge"))
-    return pkg
-
-
 @functools.cache
 def _graph():
     grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (pip install -e .[dev])")
@@ -117,7 +110,7 @@ def test_the_layer_contracts_hold():
     assert " broken" in proc.stdout and "0 broken" in proc.stdout
 
 
-@pytest.mark.parametrize("package", [_param(p) for p in _packages()])
+@pytest.mark.parametrize("package", _packages())
 def test_no_import_circle_inside_a_package(package):
     circles = _circles(_graph(), package)
     assert not circles, f"modules of {package} that import each other: " + "; ".join(

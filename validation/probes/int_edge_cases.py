@@ -378,7 +378,7 @@ def measure(execute, meta: dict) -> dict:
              "types": {ptx: {"d": d, "srcs": srcs} for ptx, d, srcs, _ in ops},
              "errors": errors,
              "rows": []}
-    for ptx, d, srcs, rows in ops:
+    for ptx, _d, _srcs, rows in ops:
         if ptx not in results:
             continue
         for r, out in zip(rows, results[ptx]):
