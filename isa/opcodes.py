@@ -97,7 +97,11 @@ def _unit_arith(i) -> str:
 
 
 def _unit_mul(i) -> str:
-    return "fp64" if i.ty == "f64" else "fma"
+    """Integer multiplies become IMAD/IMAD.WIDE/IMAD.HI, which issue to their own pipe (sm_86
+    and sm_90: the FMA-heavy pipe, 16 lanes per sub-partition; see the configs' ``imad``)."""
+    if i.ty == "f64":
+        return "fp64"
+    return "fma" if _is_float(i.ty) else "imad"
 
 
 def _unit_ld(i) -> str:
@@ -113,7 +117,7 @@ class OpSpec:
     Attributes:
         name: the base opcode (first component of the mnemonic).
         kind: how the functional engine executes it (:class:`Kind`).
-        unit: timing unit class, a name (``"alu"``, ``"fma"``, ``"fp64"``,
+        unit: timing unit class, a name (``"alu"``, ``"fma"``, ``"imad"``, ``"fp64"``,
             ``"sfu"``, ``"lsu"``, ``"branch"``, ``"sync"``) or a function of
             the instruction returning one; latencies are in the GPU config,
             keyed by these names.
@@ -408,9 +412,9 @@ _ROWS = [
     OpSpec("fma", Kind.ALU, _unit_mul, FLT, (4,), "d = a * b + c rounded once (9.7.3.4)",
            mods=_R, fn=lambda i, a, b, c: fp.fma(a, b, c, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty),
            sig=_same(3), required=(ROUND,)),
-    OpSpec("mul24", Kind.ALU, "fma", frozenset({"s32", "u32"}), (3,), "d = low/high 32 bits of 24x24-bit product (9.7.1.5)",
+    OpSpec("mul24", Kind.ALU, "imad", frozenset({"s32", "u32"}), (3,), "d = low/high 32 bits of 24x24-bit product (9.7.1.5)",
            mods=frozenset({"lo", "hi"}), fn=lambda i, a, b: intops.mul24(a, b, i.ty, _int_mode(i)), sig=_same(2)),
-    OpSpec("mad24", Kind.ALU, "fma", frozenset({"s32", "u32"}), (4,), "d = 24x24-bit product + c (9.7.1.6)",
+    OpSpec("mad24", Kind.ALU, "imad", frozenset({"s32", "u32"}), (4,), "d = 24x24-bit product + c (9.7.1.6)",
            mods=frozenset({"lo", "hi", "sat"}), fn=lambda i, a, b, c: intops.mad24(a, b, c, i.ty, _int_mode(i), sat=i.has("sat")), sig=_same(3)),
     OpSpec("sad", Kind.ALU, "alu", INT, (4,), "d = |a - b| + c (9.7.1.7)", fn=lambda i, a, b, c: intops.sad(a, b, c, i.ty), sig=_same(3)),
     OpSpec("div", Kind.ALU, "sfu", INT | FLT, (3,), "d = a / b; integers truncate toward zero (9.7.1.8, 9.7.3.6)",

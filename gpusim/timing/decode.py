@@ -18,7 +18,10 @@ such as a ``mov`` or an ``ld.param``), and one that ptxas expands into several (
 ``div.rn.f32``...) delivers its result after the latencies of its SASS instructions in a
 dependent chain (an upper bound: ptxas may schedule parts of an expansion in parallel). An
 if-converted branch costs, when all its threads take it, the guarded SASS it jumps over.
-Without SASS costs every instruction takes one issue cycle (the PTX-only model).
+An integer instruction that becomes one SASS instruction issues to the pipe of that
+instruction: ``IMAD*`` (integer multiplies, and the ``IMAD.MOV``/``IMAD.IADD``/``IMAD.SHL``
+ptxas uses to balance pipes) to ``imad``, the FMA-heavy pipe at half rate on sm_86/sm_90,
+the rest to ``alu``. Without SASS costs every instruction takes one issue cycle (the PTX-only model).
 
 Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never simpy or cupy.
 """
@@ -95,11 +98,13 @@ _ALWAYS_ISSUE = {Kind.BAR, Kind.EXIT, Kind.ATOM, Kind.ST}
 def sass_unit(opcode: str) -> str:
     """The unit class (a key of ``config.sm.units``) whose latency a SASS instruction of
     ``opcode`` gets in an expansion chain: ``MUFU`` -> sfu, ``D*`` double precision -> fp64,
-    float arithmetic -> fma, the rest -> alu (memory instructions are timed by the memory
-    model and do not occur inside expansions)."""
+    float arithmetic -> fma, ``IMAD*`` -> imad (the FMA-heavy pipe), the rest -> alu (memory
+    instructions are timed by the memory model and do not occur inside expansions)."""
     op = opcode.split(".", 1)[0]
     if op == "MUFU":
         return "sfu"
+    if op == "IMAD":
+        return "imad"
     if op in ("DADD", "DFMA", "DMUL", "DSETP", "DMNMX"):
         return "fp64"
     if op in ("FADD", "FFMA", "FMUL", "FSETP", "FSEL", "FMNMX", "FCHK", "FSWZADD"):
@@ -128,6 +133,12 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     latency, slots, skip = spec.latency, 1, 0
     if sass is not None:
         sass_ops = sass.ops[ins.index]
+        if len(sass_ops) == 1 and not space and unit in ("alu", "imad") and sass_unit(sass_ops[0]) in ("alu", "imad"):
+            # the pipe ptxas chose: a mov or add made IMAD.MOV/IMAD.IADD issues to the FMA-heavy
+            # pipe, a multiply by a power of two made SHF/LEA to the ALU
+            unit = sass_unit(sass_ops[0])
+            spec = cfg.sm.units[unit]
+            latency = spec.latency
         slots = max(len(sass_ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
         skip = sass.skipped_slots(ins.index)
         if slots == 0:

@@ -266,3 +266,16 @@ def test_l1_hit_throughput_is_the_longer_of_bank_wavefronts_and_tag_lookups(stri
         out = gpusim.zeros(1024, np.float32)
         c0, c1 = (f((1,), (1024,), (a, np.int32(k), np.int32(stride), out)).cycles for k in (0, 64))
     assert (c1 - c0) / 64 / 32 == pytest.approx(cycles, rel=0.05)
+
+
+@pytest.mark.parametrize("interval", [2, 1])
+def test_integer_multiply_adds_issue_at_the_imad_pipe_rate(interval):
+    """One warp runs 1,024 IMADs in four independent chains (validation/probes/icache.ptx):
+    the FMA-heavy pipe takes one every sm.units.imad.issue_interval cycles (the H100: 2.0-2.2
+    cycles each, straight_256/1024 under ncu), not the FP32 rate of one a cycle."""
+    ptx = pathlib.Path(__file__).resolve().parents[2] / "validation" / "probes" / "icache.ptx"
+    with gpusim.Device("h100", mode="timing", overrides={"sm.units.imad.issue_interval": interval}):
+        mod = gpusim.RawModule(path=str(ptx))
+        out = gpusim.zeros(32, np.uint32)
+        c0, c1 = (mod.get_function(k)((1,), (32,), (out,)).cycles for k in ("straight_0", "straight_256"))
+    assert (c1 - c0) / 1024 == pytest.approx(interval, rel=0.05)
