@@ -256,6 +256,10 @@ class DRAMSpec(BaseModel):
     efficiency: float = Field(..., gt=0, le=1, description="fraction of the peak bandwidth the timing model's DRAM "
                               "server sustains (refresh, row and read/write turnarounds), 0-1")
     latency_cycles: int = _int("load-to-use latency of a global load that misses L1 and L2, SM cycles", ge=1)
+    queue_cycles: float = Field(
+        0.0, ge=0, description="the loaded-latency curve: a DRAM read waits queue_cycles x u / (1 - u) beyond "
+        "latency_cycles, u the DRAM's utilisation of its peak bandwidth (reads and writes) over about the last "
+        "latency_cycles, SM cycles; 0 = a fixed latency (the default)")
     access_granularity_bytes: int = _int("smallest DRAM transfer seen from L2, bytes", ge=1)
     bus_width_bits: int = _int("memory interface width, bits", ge=1)
 

@@ -169,7 +169,8 @@ class Launch:
         if not self.done.triggered:
             self._stuck(f"no completion after {self.max_cycles} cycles; it is probably stuck in a loop "
                         f"(raise gpusim.Device(max_cycles=...) if the kernel is just long)")
-        return int(self.env.now)
+        # The kernel completes once its last CTA has retired and its last write is performed.
+        return max(int(self.env.now), int(np.ceil(self.mem.writes_done)))
 
     def _stuck(self, why: str):
         waiting = []

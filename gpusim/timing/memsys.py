@@ -33,7 +33,8 @@ The model, with its sources (hardware-facts.md section numbers):
   ``dram.access_granularity_bytes`` (64 B on the H100: a missed 32 B sector
   fetches its aligned 64 B pair, MEAS §6 row "32i"); dirty L2 sectors are
   written back on eviction (32 B each). Data still dirty when a kernel ends is
-  not counted as written (the L2 keeps it).
+  not counted as written (the L2 keeps it). Its latency grows with its
+  utilisation (``dram.queue_cycles``, the loaded-latency curve, :class:`DRAM`).
 * Latencies are the measured load-to-use figures of §3 (``l1.latency_cycles``,
   ``l2.latency_cycles``, ``dram.latency_cycles``); queueing at a busy server
   adds to them: a request starts at ``max(arrival, server free)`` and holds the
@@ -49,6 +50,7 @@ Imports numpy and gpusim.config only; never simpy or cupy.
 from __future__ import annotations
 
 import collections
+import math
 
 import numpy as np
 
@@ -124,6 +126,9 @@ def _lines(sectors: np.ndarray) -> tuple[list[int], list[int]]:
 
 
 _POPCOUNT = [bin(m).count("1") for m in range(16)]
+#: Cap of the utilisation the loaded-latency curve sees (the server itself queues what exceeds the
+#: sustained rate; the cap keeps u / (1 - u) finite when a burst is served back to back).
+_MAX_UTILISATION = 0.95
 #: 4-bit sector mask -> the 64 B DRAM granules (sector pairs) it touches, as a sector mask.
 _PAIRS = [(0b0011 if m & 0b0011 else 0) | (0b1100 if m & 0b1100 else 0) for m in range(16)]
 
@@ -136,33 +141,59 @@ def _record(served: dict[int, str], line: int, mask: int, level: str) -> None:
 
 
 class DRAM:
-    """Device memory: a bandwidth server with a fixed latency.
+    """Device memory: a bandwidth server whose latency grows with its utilisation.
 
     Args:
         cfg: the GPU configuration: ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (bytes/s,
-            the sustained share of the peak) over ``clock_hz``, and ``dram.latency_cycles``.
+            the sustained share of the peak) over ``clock_hz``, ``dram.latency_cycles`` and
+            ``dram.queue_cycles``.
         count: the memory system's counters (``dram_read_bytes``, ``dram_write_bytes``; bytes).
 
     A request starts at ``max(arrival, free)`` and holds the server ``bytes / bytes_per_cycle``
-    cycles (fractional); ``free`` is the cycle it is free again.
+    cycles (fractional); ``free`` is the cycle it is free again. A read's data arrives
+    ``dram.latency_cycles + dram.queue_cycles x u / (1 - u)`` after its start: the loaded-latency
+    curve, an M/M/1 queue's wait with ``u`` the utilisation of the *peak* bandwidth by reads and
+    writes, an exponential average of the bytes served with time constant ``dram.latency_cycles``
+    (one round trip). The server alone is a queue that waits only once demand exceeds the sustained
+    rate; the H100 waits earlier: loads with 4 KiB to 16 KiB in flight per SM reach 41 % to 93 % of
+    the sustained rate with 860 to 1,600 cycles a round trip (``validation/probes/cta_timeline.py``,
+    ``benchmarks/results/memory_latency_h100.md``).
     """
 
     def __init__(self, cfg: GPUConfig, count: collections.Counter):
         self.count = count
         self.bytes_per_cycle = cfg.dram.bandwidth_bytes_per_s * cfg.dram.efficiency / cfg.clock_hz
+        self.peak_bytes_per_cycle = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
         self.latency = cfg.dram.latency_cycles
+        self.queue = cfg.dram.queue_cycles
         self.free = 0.0
+        self._recent = 0.0     # bytes served, exponentially decayed with time constant ``latency``
+        self._last = 0.0       # cycle of the last update of ``_recent``
 
     def _serve(self, t: float, nbytes: int) -> float:
         start = max(t, self.free)
         self.free = start + nbytes / self.bytes_per_cycle
+        if self.queue:
+            if start > self._last:
+                self._recent *= math.exp((self._last - start) / self.latency)
+                self._last = start
+            self._recent += nbytes
         return start
+
+    def utilisation(self) -> float:
+        """The share of the peak bandwidth used over about the last ``dram.latency_cycles`` (0-1)."""
+        return min(self._recent / (self.latency * self.peak_bytes_per_cycle), _MAX_UTILISATION)
 
     def read(self, t: float, nbytes: int) -> float:
         """Read ``nbytes`` (arriving at cycle ``t``); returns the cycle the data reaches L2 and the
-        requester (start of service + ``dram.latency_cycles``, the load-to-use latency of a DRAM hit)."""
+        requester: start of service + ``dram.latency_cycles`` (the load-to-use latency of an idle
+        DRAM) + the loaded-latency curve's wait."""
         self.count["dram_read_bytes"] += nbytes
-        return self._serve(t, nbytes) + self.latency
+        start = self._serve(t, nbytes)
+        if not self.queue:
+            return start + self.latency
+        u = self.utilisation()
+        return start + self.latency + self.queue * u / (1.0 - u)
 
     def write(self, t: float, nbytes: int) -> None:
         """Write ``nbytes`` back (an L2 eviction at cycle ``t``); nothing waits for it."""
@@ -194,6 +225,10 @@ class L2:
         self.latency = cfg.l2.latency_cycles
         self.pairs = cfg.dram.access_granularity_bytes > self.sector
         self.atomic_serial = cfg.l2.atomic_serial_cycles
+        far, parts = cfg.l2.far_latency_cycles, cfg.l2.partitions
+        #: what a DRAM read pays on average for the lines homed in another L2 partition (their
+        #: requests cross to it and back): (far - near latency) x the share of such lines
+        self.far_extra = (far - self.latency) * (parts - 1) / parts if far else 0.0
         self.free = 0.0
 
     @property
@@ -244,7 +279,7 @@ class L2:
         c[f"l2_{op}_sectors"] += n
         c[f"l2_{op}_requests"] += len(lines)
         if dram_bytes:
-            done = self.dram.read(start, dram_bytes)
+            done = self.dram.read(start, dram_bytes) + self.far_extra
         return done
 
     def write(self, t: float, lines: list[int], masks: list[int], n: int) -> float:
@@ -385,6 +420,9 @@ class MemorySystem:
         self.dram = DRAM(cfg, self.count)
         self.l2 = L2(cfg, self.dram, self.count)
         self.l1s: dict[int, L1] = {}
+        #: The cycle the last store or atomic so far was accepted by L2 (a kernel ends only after
+        #: its writes are performed: the launch's end waits for it).
+        self.writes_done = 0.0
         #: When a dict, loads and atomics record where each 32 B sector was served:
         #: sector number (address // 32) -> ``"L1"``, ``"L2"`` or ``"DRAM"`` (for the diagrams).
         self.served: dict[int, str] | None = None
@@ -413,12 +451,16 @@ class MemorySystem:
     def store(self, sm: int, now: int, sectors: np.ndarray) -> float:
         """A warp's global (or local) store: through L1 (no allocate) into L2 (write-back)."""
         lines, masks = _lines(sectors)
-        return self.l1(sm).store(now, lines, masks, len(sectors))
+        done = self.l1(sm).store(now, lines, masks, len(sectors))
+        self.writes_done = max(self.writes_done, done)
+        return done
 
     def atomic(self, sm: int, now: int, sectors: np.ndarray, serial: int, reduction: bool) -> float:
         """A warp's global ``atom``/``red``, executed in L2 (:meth:`L2.atomic`)."""
         lines, masks = _lines(sectors)
-        return self.l1(sm).atomic(now, lines, masks, serial, reduction, self.served)
+        done = self.l1(sm).atomic(now, lines, masks, serial, reduction, self.served)
+        self.writes_done = max(self.writes_done, done)
+        return done
 
     def warm(self, sectors: np.ndarray, stored: bool = False) -> None:
         """Sectors that CTAs of SMs not simulated load (``stored`` False) or store (sampled timing):

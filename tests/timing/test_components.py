@@ -105,8 +105,53 @@ def test_l2_atomics_on_one_address_serialise_by_the_configured_cycles():
         one = memsys.MemorySystem(c, 1 << 16).l2.atomic(100.0, [7], [0b0001], 1, False)
         many = memsys.MemorySystem(c, 1 << 16).l2.atomic(100.0, [7], [0b0001], 32, False)
         assert many - one == 31 * per_update
-    # A cold sector: the read misses L2, so DRAM's latency bounds it (after L2's bandwidth slot).
-    assert one == 100.0 + cfg.dram.latency_cycles
+    # A cold sector: the read misses L2, so DRAM's latency bounds it (after L2's bandwidth slot), plus
+    # the far partition's share and the loaded-latency curve's wait for the 64 B it is the first to read.
+    u = 64 / (cfg.dram.latency_cycles * cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz)
+    assert one == pytest.approx(100.0 + cfg.dram.latency_cycles + (535 - 280) / 2 + 100 * u / (1 - u), abs=1e-9)
+
+
+def _steady_read_latency(cfg, nbytes: int, every: float, span: float = 30.0) -> float:
+    # Reads of nbytes every `every` cycles for `span` DRAM latencies; the latency of the last one.
+    dram = memsys.DRAM(cfg, memsys.collections.Counter())
+    t = 0.0
+    for _ in range(int(span * cfg.dram.latency_cycles / every)):
+        done = dram.read(t, nbytes)
+        last, t = t, t + every
+    return done - last
+
+
+def test_dram_latency_follows_the_loaded_latency_curve():
+    cfg = gpusim.config.load("h100")
+    L, q = cfg.dram.latency_cycles, cfg.dram.queue_cycles
+    peak = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
+    lat = {}
+    for every in (2.0, 1.0, 0.5):  # 512 B every `every` cycles: 15 %, 30 % and 61 % of the peak
+        # the exponential average of the bytes served, once steady: 512 / (1 - exp(-every / L))
+        u = 512 / (1 - np.exp(-every / L)) / (L * peak)
+        lat[every] = _steady_read_latency(cfg, 512, every)
+        assert lat[every] == pytest.approx(L + q * u / (1 - u), rel=1e-6)
+    assert lat[2.0] < lat[1.0] < lat[0.5]
+    # Without the curve the latency is fixed, however busy DRAM is (below its sustained rate).
+    flat = cfg.with_overrides({"dram.queue_cycles": 0})
+    assert _steady_read_latency(flat, 512, 0.5) == L
+    # Demand beyond the sustained rate queues at the server on top: latency keeps growing.
+    assert _steady_read_latency(cfg, 512, 0.25, 2.0) > _steady_read_latency(cfg, 512, 0.25, 1.0) > lat[0.5]
+
+
+def test_a_dram_read_pays_the_far_partitions_share():
+    cfg = gpusim.config.load("h100")
+    assert memsys.L2(cfg, memsys.DRAM(cfg, memsys.collections.Counter()), memsys.collections.Counter()).far_extra \
+        == (cfg.l2.far_latency_cycles - cfg.l2.latency_cycles) / 2
+    one = cfg.with_overrides({"l2.partitions": 1})
+    assert memsys.L2(one, memsys.DRAM(one, memsys.collections.Counter()), memsys.collections.Counter()).far_extra == 0
+
+
+def test_a_kernel_ends_when_its_last_store_is_performed():
+    # fma_chain8's one warp stores its result and exits: the launch lasts until L2 has the store.
+    r = _launch("fma_chain8", 1, 32, record_events=True)
+    store = next(e for e in r.events if e.space == "global")
+    assert r.cycles == store.ready > max(e.cycle for e in r.events)
 
 
 def test_the_sm_does_not_import_the_launch_driver():
