@@ -13,6 +13,7 @@ import isa
 import isa.errors
 from gpusim.cli import main
 from gpusim.errors import USER_ERRORS
+from tests.functional.test_engine import PTX_MISALIGNED as MISALIGNED
 
 BAD_PTX = """
 .version 9.0
@@ -21,21 +22,6 @@ BAD_PTX = """
 .visible .entry k()
 {
     frobnicate.u32 %r1, 1;
-    ret;
-}
-"""
-
-MISALIGNED = """
-.version 9.0
-.target sm_90
-.address_size 64
-.visible .entry mis(.param .u64 p)
-{
-    .reg .b32 %r<2>;
-    .reg .b64 %rd<3>;
-    ld.param.u64 %rd1, [p];
-    add.s64 %rd2, %rd1, 2;
-    ld.global.u32 %r1, [%rd2];
     ret;
 }
 """
