@@ -35,6 +35,7 @@ def _launch_labels(stem: str) -> list[str]:
     ("icache/icache_none.csv", lambda: _launch_labels("icache")),
     ("first_load/first_load.csv", lambda: _launch_labels("first_load")),
     ("loaded_latency/loaded_latency.csv", lambda: _launch_labels("loaded_latency")),
+    ("store_scatter/store_scatter.csv", lambda: _launch_labels("store_scatter")),
     ("launch_overhead/empty_ncu.csv", lambda: probekit.load_probe("launch_overhead").LAUNCHES),
 ])
 def test_small_probe_csv_has_one_row_per_launch(csv_path, labels):
