@@ -211,6 +211,10 @@ class L1Spec(BaseModel):
     tag_lines_per_cycle: float = Field(
         ..., gt=0, description="timing model: distinct 128-byte lines the L1's tag stage looks up a cycle for "
         "one global or local load; the data stage's bank wavefronts (shared memory's rule) bound it too, lines/cycle")
+    write_combine_lines: int = Field(
+        0, strict=True, ge=0, description="timing model: lines of the SM's most recent global stores (LRU) that a "
+        "store to the same line joins instead of sending L2 a request of its own, lines; 0 = every line of every "
+        "store is a request (the default)")
 
     @property
     def size_bytes(self) -> int:
@@ -235,6 +239,10 @@ class L2Spec(BaseModel):
     latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles", ge=1)
     bandwidth_bytes_per_s: float = Field(
         ..., gt=0, description="L2 data bandwidth of the whole device (all slices), bytes per second")
+    write_requests_per_cycle: float = Field(
+        0.0, ge=0, description="timing model: write requests (one per line a store sends after write combining) "
+        "the whole L2 accepts a cycle; a store waits its turn, and its SM's L1 with it, requests per SM cycle; "
+        "0 = no limit beyond the bandwidth (the default)")
     atomic_serial_cycles: int = Field(
         1, strict=True, ge=0, description="timing model: cycles each further update of one address adds to "
         "a warp's atom/red executed in L2 (lanes updating the same address are applied one after the other), "

@@ -38,24 +38,26 @@ class _Recorder(ChunkExecutor):
         self.accesses = []
         self.keys: list[np.ndarray] = []
         self.key_steps: list[np.ndarray] = []
+        self.key_bytes: list[np.ndarray] = []  # per key: the bytes of its sector written (32-bit mask; loads: all)
         self.parts: list[np.ndarray] = []  # per load step: its CTAs (keys >> _SECTOR_BITS)
         self.buffered = 0
         self.limit = self.COMPACT
 
     def consume_accesses(self) -> None:
-        keys = []
+        keys, written = [], []
         for a in self.accesses:
             if a.op in ("ld", "st") and a.space == "global":
                 sectors = ((a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5) << np.uint64(1)) | np.uint64(a.op == "st")
                 cta = self.block_of[a.lanes].astype(np.uint64) + np.uint64(self.first_block)
                 keys.append((cta << np.uint64(_SECTOR_BITS)) | sectors)
+                written.append(_written(a.addrs, a.width) if a.op == "st" else np.full(a.addrs.size, _ALL, np.uint64))
         self.accesses.clear()
         if not keys:
             return
-        k = np.concatenate(keys)
-        k = np.unique(k[np.r_[True, k[1:] != k[:-1]]])  # neighbouring lanes mostly share a sector: cheap first cut
+        k, m = _union(np.concatenate(keys), np.concatenate(written))
         self.parts.append(np.unique(k >> np.uint64(_SECTOR_BITS)))
         self.keys.append(k)
+        self.key_bytes.append(m)
         self.key_steps.append(np.full(k.size, len(self.parts) - 1, np.int64))
         self.buffered += k.size
         if self.buffered > self.limit:
@@ -65,19 +67,20 @@ class _Recorder(ChunkExecutor):
         """Keep each (CTA, sector) pair once, with its first step."""
         keys, steps = np.concatenate(self.keys), np.concatenate(self.key_steps)
         order = np.lexsort((steps, keys))
-        keys, steps = keys[order], steps[order]
-        first = np.r_[True, keys[1:] != keys[:-1]]
+        keys, steps, written = keys[order], steps[order], np.concatenate(self.key_bytes)[order]
+        first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
         self.keys, self.key_steps = [keys[first]], [steps[first]]
-        self.buffered = int(first.sum())
+        self.key_bytes = [np.bitwise_or.reduceat(written, first)]
+        self.buffered = first.size
         self.limit = max(self.COMPACT, 2 * self.buffered)  # so compacting stays linear overall
 
-    def footprints(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def footprints(self) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """``{CTA: (sectors in step order, ordinal of the CTA's memory step that first touched each,
-        whether that was a store)}``."""
+        whether that was a store, the bytes of the sector the CTA wrote)}``."""
         if not self.keys:
             return {}
         self._compact()
-        keys, steps = self.keys[0], self.key_steps[0]
+        keys, steps, written = self.keys[0], self.key_steps[0], self.key_bytes[0]
         ctas = (keys >> np.uint64(_SECTOR_BITS)).astype(np.int64)
         low = (keys & np.uint64((1 << _SECTOR_BITS) - 1)).astype(np.int64)
         sectors, stored = (low >> 1) + GLOBAL_BASE // 32, (low & 1).astype(bool)
@@ -93,23 +96,43 @@ class _Recorder(ChunkExecutor):
         ordinal = rank[np.searchsorted(code, ctas * n_steps + steps)]
         order = np.lexsort((sectors, ordinal, ctas))  # by CTA, then step, then sector
         ctas, sectors, ordinal, stored = ctas[order], sectors[order], ordinal[order], stored[order]
+        written = written[order]
         bounds = np.flatnonzero(np.diff(ctas)) + 1
-        return {c: (sec, o, st) for c, sec, o, st in zip(ctas[np.r_[0, bounds]].tolist(), np.split(sectors, bounds),
-                                                        np.split(ordinal, bounds), np.split(stored, bounds))}
+        return {c: parts for c, *parts in zip(ctas[np.r_[0, bounds]].tolist(), np.split(sectors, bounds),
+                                              np.split(ordinal, bounds), np.split(stored, bounds),
+                                              np.split(written, bounds))}
+
+
+#: A sector's 32 bytes, as a byte mask.
+_ALL = np.uint64(0xFFFFFFFF)
+
+
+def _written(addrs: np.ndarray, width: int) -> np.ndarray:
+    """The byte mask each lane's store of ``width`` bytes at ``addrs`` covers in its 32 B sector (uint64)."""
+    return ((np.uint64(1) << np.uint64(width)) - np.uint64(1)) << (addrs & np.uint64(31))
+
+
+def _union(keys: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` (sorted) with the union of their ``masks``."""
+    order = np.argsort(keys, kind="stable")
+    keys, masks = keys[order], masks[order]
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[first], np.bitwise_or.reduceat(masks, first)
 
 
 def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                    sm_count: int, max_warps: int, max_steps: int, first: int, end: int,
                    counters: tuple[np.ndarray, np.ndarray],
-                   stats: "collections.Counter[str]") -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+                   stats: "collections.Counter[str]") -> dict[int, tuple[np.ndarray, ...]]:
     """Execute CTAs ``first .. end - 1`` like :func:`~gpusim.functional.launch.run_blocks` and return
-    their global-memory footprints: ``{linear CTA id: (sectors, steps, stored)}``, where ``sectors``
+    their global-memory footprints: ``{linear CTA id: (sectors, steps, stored, written)}``, where ``sectors``
     are the distinct 32 B sector numbers (byte address // 32, int64) the CTA's global loads and
     stores touched, in the order of the CTA's memory steps (ascending within a step; a sector both
     loaded and stored appears once for each), ``steps`` (int64, same length) the ordinal of the
     CTA's memory step (0, 1, ...: steps of the chunked engine in which the CTA executed a global
-    load or store) that touched each first, and ``stored`` (bool) whether that was a store. CTAs
-    that touch no global memory are absent.
+    load or store) that touched each first, ``stored`` (bool) whether that was a store, and
+    ``written`` (uint64) the 32-bit mask of the sector's bytes the CTA stored (all 32 for loads).
+    CTAs that touch no global memory are absent.
 
     Raises:
         gpusim.errors.KernelFault: the first fault (memory written before it stays written).

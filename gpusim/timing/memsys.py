@@ -56,7 +56,7 @@ import numpy as np
 
 from gpusim.config import GPUConfig
 
-__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE"]
+__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "partial_sectors"]
 
 #: Base of the address range that local memory is mapped to for the caches: per warp, the
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
@@ -131,6 +131,28 @@ _POPCOUNT = [bin(m).count("1") for m in range(16)]
 _MAX_UTILISATION = 0.95
 #: 4-bit sector mask -> the 64 B DRAM granules (sector pairs) it touches, as a sector mask.
 _PAIRS = [(0b0011 if m & 0b0011 else 0) | (0b1100 if m & 0b1100 else 0) for m in range(16)]
+
+
+def partial_sectors(addrs: np.ndarray, width: int, n_sectors: int) -> list[tuple[int, int]]:
+    """The 32 B sectors a warp's store writes only part of.
+
+    Args:
+        addrs: the lanes' byte addresses (uint64; aligned to ``width``).
+        width: bytes each lane writes (1 to 16).
+        n_sectors: how many distinct sectors the store touches.
+
+    Returns ``[(sector number, 32-bit mask of the bytes written), ...]`` for the sectors whose 32
+    bytes are not all written, sorted by sector; ``[]`` when every sector is written whole.
+    """
+    uniq = np.unique(addrs)
+    if len(uniq) * width == 32 * n_sectors:
+        return []
+    sec = (uniq >> np.uint64(5)).astype(np.int64)
+    bits = ((np.uint64(1) << np.uint64(width)) - np.uint64(1)) << (uniq & np.uint64(31))
+    first = np.flatnonzero(np.r_[True, sec[1:] != sec[:-1]])
+    masks = np.bitwise_or.reduceat(bits, first)
+    part = masks != np.uint64(0xFFFFFFFF)
+    return list(zip(sec[first][part].tolist(), masks[part].tolist()))
 
 
 def _record(served: dict[int, str], line: int, mask: int, level: str) -> None:
@@ -230,6 +252,13 @@ class L2:
         #: requests cross to it and back): (far - near latency) x the share of such lines
         self.far_extra = (far - self.latency) * (parts - 1) / parts if far else 0.0
         self.free = 0.0
+        self.write_request_cycles = 1.0 / cfg.l2.write_requests_per_cycle if cfg.l2.write_requests_per_cycle else 0.0
+        self.requests_free = 0.0   # the cycle the write-request port takes the next request
+        #: Sectors written in part while not present: line -> 4-bit sector mask, and sector -> the
+        #: 32-bit mask of its bytes written. The rest of such a sector is read from DRAM when it is
+        #: evicted or read (the L2 merges the write into the whole sector).
+        self.partial_lines: dict[int, int] = {}
+        self.partial_bytes: dict[int, int] = {}
 
     @property
     def full(self) -> bool:
@@ -245,10 +274,36 @@ class L2:
         self.free = start + n_sectors * self.sector / self.bytes_per_cycle
         return start
 
+    def _evicted(self, ev: tuple[int, int] | None) -> tuple[int, int]:
+        """An evicted ``(line, dirty mask)`` (or None): returns (bytes DRAM reads to complete its
+        partially written sectors, bytes it writes back), both in DRAM granules."""
+        if ev is None:
+            return 0, 0
+        line, dirty = ev
+        merge = self._merged(line, 0b1111)
+        return _POPCOUNT[self.granules(merge)] * self.sector, _POPCOUNT[self.granules(dirty)] * self.sector
+
+    def _merged(self, line: int, mask: int) -> int:
+        """Forget the partial writes to sectors ``mask`` of ``line`` (their rest is being read from
+        DRAM); returns the sectors that had one."""
+        part = self.partial_lines.get(line, 0) & mask
+        if part:
+            left = self.partial_lines[line] & ~part
+            if left:
+                self.partial_lines[line] = left
+            else:
+                del self.partial_lines[line]
+            for k in range(4):
+                if part >> k & 1:
+                    del self.partial_bytes[line * 4 + k]
+        return part
+
     def _fill(self, line: int, mask: int, dirty: bool, t: float) -> None:
-        ev = self.cache.fill(line, mask, dirty)
-        if ev is not None and ev[1]:
-            self.dram.write(t, _POPCOUNT[ev[1]] * self.sector)
+        merge, written = self._evicted(self.cache.fill(line, mask, dirty))
+        if merge:
+            self.dram.read(t, merge)
+        if written:
+            self.dram.write(t, written)
 
     def granules(self, miss: int) -> int:
         """The sectors DRAM delivers for the missed sectors ``miss`` of a line (whole
@@ -265,8 +320,11 @@ class L2:
         done = start + self.latency
         dram_bytes = 0
         cache = self.cache
+        partial = self.partial_lines
         for line, mask in zip(lines, masks):
             hit = cache.lookup(line, mask)
+            if partial:
+                hit &= ~self._merged(line, hit)
             miss = mask & ~hit
             c[f"l2_{op}_hits"] += _POPCOUNT[hit]
             if served is not None:
@@ -275,6 +333,8 @@ class L2:
             if miss:
                 fetch = self.granules(miss)
                 dram_bytes += _POPCOUNT[fetch] * self.sector
+                if partial:
+                    self._merged(line, fetch)  # the granules complete the partly written sectors they hold
                 self._fill(line, fetch, False, start)
         c[f"l2_{op}_sectors"] += n
         c[f"l2_{op}_requests"] += len(lines)
@@ -282,14 +342,57 @@ class L2:
             done = self.dram.read(start, dram_bytes) + self.far_extra
         return done
 
-    def write(self, t: float, lines: list[int], masks: list[int], n: int) -> float:
-        """Write ``n`` sectors (``masks`` of ``lines``; written whole, no fetch), dirty; returns the
-        cycle L2 has accepted them."""
+    def take_write_requests(self, t: float, n: int) -> float:
+        """``n`` write requests arrive at cycle ``t``; returns the cycle the port has taken the last
+        (``l2.write_requests_per_cycle`` of them a cycle, GPU-wide; ``t`` when unlimited)."""
+        self.count["l2_write_requests"] += n
+        if not self.write_request_cycles or not n:
+            return t
+        start = max(t, self.requests_free)
+        self.requests_free = start + n * self.write_request_cycles
+        return self.requests_free - self.write_request_cycles
+
+    def write(self, t: float, lines: list[int], masks: list[int], n: int,
+              partial: list[tuple[int, int]] = ()) -> float:
+        """Write ``n`` sectors (``masks`` of ``lines``), dirty, without fetching them; ``partial``:
+        the sectors written only in part, with their byte masks (:func:`partial_sectors`). A
+        sector written in part while not present stays partial until its other bytes are written
+        too; its rest is read from DRAM when it is evicted or read. Returns the cycle L2 has
+        accepted the write."""
         self.count["l2_write_sectors"] += n
         start = self._serve(t, n)
+        self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
             self._fill(line, mask, True, start)
         return start + self.latency
+
+    def _note_partial(self, lines: list[int], masks: list[int], partial) -> None:
+        """Before sectors ``masks`` of ``lines`` are written (``partial``: those written only in
+        part, with their byte masks): the sectors written whole complete any earlier partial
+        write; those written in part while not present become (or stay) partial."""
+        if self.partial_lines:
+            mine: dict[int, int] = {}
+            for sec, _ in partial:
+                mine[sec >> 2] = mine.get(sec >> 2, 0) | 1 << (sec & 3)
+            for line, mask in zip(lines, masks):
+                self._merged(line, mask & ~mine.get(line, 0))
+        if partial:
+            self._track_partial(partial)
+
+    def _track_partial(self, partial: list[tuple[int, int]]) -> None:
+        present = self.cache.lines
+        for sec, bits in partial:
+            line, k = sec >> 2, sec & 3
+            entry = present.get(line)
+            if entry is not None and entry[0] >> k & 1 and not self.partial_lines.get(line, 0) >> k & 1:
+                continue  # the sector is present whole: the write merges into it
+            bits |= self.partial_bytes.get(sec, 0)
+            if bits == 0xFFFFFFFF:
+                self._merged(line, 1 << k)
+            else:
+                self.partial_bytes[sec] = bits
+                self.partial_lines[line] = self.partial_lines.get(line, 0) | 1 << k
+
 
     def atomic(self, t: float, lines: list[int], masks: list[int], serial: int, reduction: bool,
                served: dict[int, str] | None = None) -> float:
@@ -303,11 +406,15 @@ class L2:
         c = self.atomic_serial
         return done + serial * c - c  # (done + serial) - 1 when c = 1, as the golden cycles were computed
 
-    def warm(self, lines: list[int], masks: list[int], stored: bool) -> tuple[int, int]:
-        """Make sectors present without holding any server (see :meth:`MemorySystem.warm`);
-        returns (bytes fetched from DRAM, bytes of dirty sectors evicted)."""
+    def warm(self, lines: list[int], masks: list[int], stored: bool,
+             partial: list[tuple[int, int]] = ()) -> tuple[int, int]:
+        """Make sectors present without holding any server (see :meth:`MemorySystem.warm`;
+        ``partial`` as for :meth:`write`); returns (bytes DRAM reads: load misses and the rest of
+        the partially written sectors evicted; bytes of dirty sectors evicted), in granules."""
         cache = self.cache
         dram = written = 0
+        if stored:
+            self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
             if stored:
                 ev = cache.fill(line, mask, True)
@@ -318,8 +425,9 @@ class L2:
                 fetch = self.granules(miss)
                 dram += _POPCOUNT[fetch] * self.sector
                 ev = cache.fill(line, fetch)
-            if ev is not None and ev[1]:
-                written += _POPCOUNT[ev[1]] * self.sector
+            merge, wb = self._evicted(ev)
+            dram += merge
+            written += wb
         return dram, written
 
 
@@ -347,6 +455,8 @@ class L1:
         self.l2, self.count = l2, count
         self.latency = cfg.l1.latency_cycles
         self.tag_lines = cfg.l1.tag_lines_per_cycle
+        self.combine = cfg.l1.write_combine_lines
+        self.recent_writes: collections.OrderedDict[int, None] = collections.OrderedDict()
         self.free = 0
 
     def _stage(self, now: int, cycles: float) -> float:
@@ -386,11 +496,32 @@ class L1:
                 cache.fill(line, mask)
         return done
 
-    def store(self, now: int, lines: list[int], masks: list[int], n: int) -> float:
-        """A warp's store of ``n`` sectors: through the stage (a cycle per line, no allocate) into L2."""
+    def store(self, now: int, lines: list[int], masks: list[int], n: int,
+              partial: list[tuple[int, int]] = ()) -> float:
+        """A warp's store of ``n`` sectors: through the stage (a cycle per line, no allocate) into L2.
+
+        Write combining: a line among the SM's last ``l1.write_combine_lines`` stored lines (LRU)
+        joins that line's request; every other line is an L2 write request, and the L2 takes
+        ``l2.write_requests_per_cycle`` of them a cycle GPU-wide. The stage stays busy until L2 has
+        taken this store's requests (its backlog throttles the SM's loads and stores). Measured on
+        the H100 (``validation/probes/store_scatter.py``): 4-byte stores spread over 32 lines a warp
+        send L2 one request per lane and run at ~30 requests a cycle; spread over 8 lines they join
+        the other warps' requests and cost no more than a coalesced store."""
         t = self._stage(now, len(lines))
         self.count["l1_st_sectors"] += n
-        return self.l2.write(t, lines, masks, n)
+        recent = self.recent_writes
+        requests = 0
+        for line in lines:
+            if line in recent:
+                recent.move_to_end(line)
+            else:
+                requests += 1
+                recent[line] = None
+                if len(recent) > self.combine:
+                    recent.popitem(last=False)
+        taken = self.l2.take_write_requests(t, requests)
+        self.free = max(self.free, taken)
+        return self.l2.write(max(t, taken), lines, masks, n, partial)
 
     def atomic(self, now: int, lines: list[int], masks: list[int], serial: int, reduction: bool,
                served: dict[int, str] | None = None) -> float:
@@ -448,10 +579,15 @@ class MemorySystem:
             c["dram_read_bytes_global_ld"] += c["dram_read_bytes"] - dram_before
         return done
 
-    def store(self, sm: int, now: int, sectors: np.ndarray) -> float:
-        """A warp's global (or local) store: through L1 (no allocate) into L2 (write-back)."""
+    def store(self, sm: int, now: int, sectors: np.ndarray, partial: list[tuple[int, int]] = ()) -> float:
+        """A warp's global (or local) store: through L1 (no allocate) into L2 (write-back);
+        ``partial``: the sectors it writes only in part (:func:`partial_sectors`)."""
         lines, masks = _lines(sectors)
-        done = self.l1(sm).store(now, lines, masks, len(sectors))
+        c = self.count
+        dram_before = c["dram_read_bytes"]
+        done = self.l1(sm).store(now, lines, masks, len(sectors), partial)
+        # the reads that complete the partially written sectors its fills evict
+        c["dram_read_bytes_global_ld"] += c["dram_read_bytes"] - dram_before
         self.writes_done = max(self.writes_done, done)
         return done
 
@@ -462,13 +598,19 @@ class MemorySystem:
         self.writes_done = max(self.writes_done, done)
         return done
 
-    def warm(self, sectors: np.ndarray, stored: bool = False) -> None:
+    def warm(self, sectors: np.ndarray, stored: bool = False, written: np.ndarray | None = None) -> None:
         """Sectors that CTAs of SMs not simulated load (``stored`` False) or store (sampled timing):
         make them present in L2 as their accesses would, load misses fetched from DRAM in granules,
-        stores dirty (written whole, no fetch), without holding any server (their bandwidth is not
-        the simulated SMs' share). Counted apart: ``shadow_dram_read_bytes``, and the write-backs of
-        the dirty lines their fills evict, ``shadow_dram_write_bytes``."""
-        dram, written = self.l2.warm(*_lines(sectors), stored)
+        stores dirty (no fetch; ``written``: the 32-bit masks of the bytes stored, one per sector,
+        or None for whole sectors), without holding any server (their bandwidth is not the
+        simulated SMs' share). Counted apart: ``shadow_dram_read_bytes`` (with the reads that
+        complete partially written sectors their fills evict), and the write-backs of the dirty
+        lines their fills evict, ``shadow_dram_write_bytes``."""
+        partial = ()
+        if written is not None:
+            part = written != 0xFFFFFFFF
+            partial = list(zip(sectors[part].tolist(), written[part].tolist()))
+        dram, written = self.l2.warm(*_lines(sectors), stored, partial)
         self.count["shadow_dram_read_bytes"] += dram
         self.count["shadow_dram_write_bytes"] += written
 
@@ -488,6 +630,7 @@ class MemorySystem:
             "lts__t_sectors_op_atom.sum": c["l2_atom_sectors"],
             "lts__t_sectors_op_red.sum": c["l2_red_sectors"],
             "lts__t_requests_srcunit_tex_op_read.sum": c["l2_read_requests"],
+            "lts__t_requests_srcunit_tex_op_write.sum": c["l2_write_requests"],
             "lts__t_sector_op_read_hit_rate.pct": pct(c["l2_read_hits"], c["l2_read_sectors"]),
             "dram__bytes_read.sum": c["dram_read_bytes"],
             "dram__bytes_write.sum": c["dram_write_bytes"],

@@ -230,7 +230,7 @@ class _Shadows:
     def __init__(self, launch: Launch, footprints: dict, sms: int, k: int, limit: int):
         self.mem, self.footprints, self.sms, self.k, self.limit = launch.mem, footprints, sms, k, limit
         self.covered = 0   # shadow CTAs dealt to slice CTAs started so far
-        self.active: dict[int, list] = {}  # slice CTA -> [followers [[sectors, steps, stored, next index]], count, steps done]
+        self.active: dict[int, list] = {}  # slice CTA -> [followers [[sectors, steps, stored, written, next index]], count, steps done]
         launch.on_dispatch, launch.on_global_access = self.dispatch, self.access
 
     def dispatch(self, b: int) -> None:
@@ -242,20 +242,28 @@ class _Shadows:
         self.covered += hi - lo
         self.active[b] = [followers, hi - lo, -1]
 
-    def _take(self, followers: list, upto: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """The followers' (loaded, stored) sectors of their steps up to ``upto``, not taken before."""
-        parts, stored = [], []
+    def _take(self, followers: list, upto: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The followers' sectors of their steps up to ``upto``, not taken before: (loaded, stored,
+        the stored ones' bytes written)."""
+        parts, stored, written = [], [], []
         for f in followers:
-            sec, steps, st, i = f
+            sec, steps, st, wr, i = f
             j = int(np.searchsorted(steps, upto, side="right")) if upto != np.inf else sec.size
             if j > i:
                 parts.append(sec[i:j])
                 stored.append(st[i:j])
-                f[3] = j
+                written.append(wr[i:j])
+                f[4] = j
         if not parts:
             return None
-        sec, st = np.concatenate(parts), np.concatenate(stored)
-        return np.unique(sec[~st]), np.unique(sec[st])
+        sec, st, wr = np.concatenate(parts), np.concatenate(stored), np.concatenate(written)
+        loads, stores, wr = np.unique(sec[~st]), sec[st], wr[st]
+        if np.all(wr == 0xFFFFFFFF):
+            return loads, np.unique(stores), None
+        order = np.argsort(stores, kind="stable")  # unite the bytes that several shadows wrote
+        stores, wr = stores[order], wr[order]
+        first = np.flatnonzero(np.r_[True, stores[1:] != stores[:-1]])
+        return loads, stores[first], np.bitwise_or.reduceat(wr, first)
 
     def replay(self, cta: int) -> None:
         """All of CTA ``cta``'s recorded accesses enter the L2 (the warm-up before the sampled waves)."""
@@ -263,13 +271,14 @@ class _Shadows:
         if fp is not None:
             self.fill(self._take([[*fp, 0]], np.inf))
 
-    def fill(self, taken: tuple[np.ndarray, np.ndarray]) -> None:
-        """Put (loaded, stored) sectors into the L2: loaded ones clean, stored ones dirty."""
-        loads, stores = taken
+    def fill(self, taken: tuple[np.ndarray, np.ndarray, np.ndarray | None]) -> None:
+        """Put (loaded, stored, bytes written or None for whole sectors) sectors into the L2: loaded
+        ones clean, stored ones dirty."""
+        loads, stores, written = taken
         if loads.size:
             self.mem.warm(loads)
         if stores.size:
-            self.mem.warm(stores, stored=True)
+            self.mem.warm(stores, stored=True, written=written)
 
     def access(self, cta: int, step: int):
         """A warp of slice CTA ``cta`` issues its ``step``-th global load or store: its shadows'
@@ -295,8 +304,9 @@ class _Shadows:
 
 
 #: Counters that the shadow CTAs add to (extrapolated per CTA covered, slice or shadow): DRAM
-#: reads of global loads, and DRAM writes (write-backs of the dirty lines that any fill of the
-#: shared L2 evicts). The rest of the DRAM reads (local memory, atomics) are the slice's own.
+#: reads of global loads (with the reads that complete the partially written sectors any fill of
+#: the shared L2 evicts), and DRAM writes (write-backs of the dirty lines that any fill evicts).
+#: The rest of the DRAM reads (local memory, atomics) are the slice's own.
 _COVERED = ("dram_read_global_ld", "dram_write_bytes")
 
 
@@ -355,6 +365,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     scale = k / N
     sliced = cfg.with_overrides({"sm_count": k,
                                  "l2.bandwidth_bytes_per_s": cfg.l2.bandwidth_bytes_per_s * scale,
+                                 "l2.write_requests_per_cycle": cfg.l2.write_requests_per_cycle * scale,
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale,
                                  "cta_dispatch_cycles": cfg.cta_dispatch_cycles / scale})
     launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,

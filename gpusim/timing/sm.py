@@ -60,7 +60,7 @@ import simpy
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import shared_wavefronts
 from gpusim.timing.context import LaunchContext
-from gpusim.timing.memsys import LOCAL_BASE
+from gpusim.timing.memsys import LOCAL_BASE, partial_sectors
 from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
 
@@ -523,7 +523,8 @@ class SM:
                 wf = None if acc.space == "local" else _data_wavefronts(a, acc)  # local: lane-interleaved
                 t = mem.load(self.index, now, sectors, w.timed.cache_l1, wf)
             elif acc.op == "st":
-                t = mem.store(self.index, now, sectors)
+                part = partial_sectors(a, acc.width, len(sectors)) if acc.space == "global" else ()
+                t = mem.store(self.index, now, sectors, part)
             else:
                 serial = int(np.unique(a, return_counts=True)[1].max())
                 t = mem.atomic(self.index, now, sectors, serial, w.timed.kind is Kind.ATOM and not w.timed.writes)

@@ -168,3 +168,64 @@ def test_the_sm_does_not_import_the_launch_driver():
         assert "gpusim.timing.gpu" not in names, mod.__name__
     assert not {"gpusim.timing.sm", "gpusim.timing.gpu"} & \
         {n.module for n in ast.walk(ast.parse(inspect.getsource(context))) if isinstance(n, ast.ImportFrom)}
+
+
+def _warp_store(mem, sm, now, addrs, width=4):
+    sectors = np.unique(addrs >> np.uint64(5)).astype(np.int64)
+    return mem.store(sm, now, sectors, memsys.partial_sectors(addrs, width, len(sectors)))
+
+
+def test_partial_sectors_are_the_sectors_a_store_writes_in_part():
+    lanes = np.arange(32, dtype=np.uint64)
+    assert memsys.partial_sectors(lanes * 4, 4, 4) == []                       # coalesced: 4 whole sectors
+    assert memsys.partial_sectors(lanes * 16, 16, 16) == []                    # float4: 16 whole sectors
+    # stride 2 words: words 0, 2, 4, 6 of each sector (bytes 0-3, 8-11, 16-19, 24-27)
+    assert memsys.partial_sectors(lanes * 8, 4, 8) == [(s, 0x0F0F0F0F) for s in range(8)]
+    # all lanes on one word: one sector, 4 of its bytes
+    assert memsys.partial_sectors(np.full(32, 64, np.uint64), 4, 1) == [(2, 0xF)]
+
+
+def test_scattered_stores_send_a_request_a_line_and_the_l2_takes_30_a_cycle():
+    cfg = gpusim.config.load("h100")
+    assert (cfg.l1.write_combine_lines, cfg.l2.write_requests_per_cycle) == (16, 30)
+    lanes = np.arange(32, dtype=np.uint64)
+    for lines, joins in ((8, True), (32, False)):
+        mem = memsys.MemorySystem(cfg, 1 << 16)
+        # the naive transpose's pattern: lane l writes word w of line (l % lines)
+        first = (lanes % lines) * 128 + (lanes // lines) * 4
+        _warp_store(mem, 0, 0, first)
+        assert mem.count["l2_write_requests"] == lines
+        _warp_store(mem, 0, 1, first + 32 // lines * 4)  # the next warp: the same lines, the next words
+        # 8 lines fit the 16 most recent stored lines and join their requests; 32 do not
+        assert mem.count["l2_write_requests"] == (lines if joins else 2 * lines)
+    # The L1 stays busy until the L2 has taken the store's last request: at half a request a cycle,
+    # two stores of 32 requests hold it 126 cycles (its tag stage alone: 64).
+    slow = memsys.MemorySystem(cfg.with_overrides({"l2.write_requests_per_cycle": 0.5}), 1 << 16)
+    _warp_store(slow, 0, 0, first)
+    _warp_store(slow, 0, 1, first + 4)
+    assert slow.l1(0).free == 63 / 0.5
+    # Without the limits (the defaults), every line is a request and nothing waits for the port.
+    free = memsys.MemorySystem(cfg.with_overrides({"l1.write_combine_lines": 0, "l2.write_requests_per_cycle": 0}),
+                               1 << 16)
+    _warp_store(free, 0, 0, lanes * 128)
+    assert free.count["l2_write_requests"] == 32 and free.l1(0).free == 32
+
+
+def test_a_partly_written_sector_is_completed_from_dram_when_evicted():
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 2 * 128})  # an L2 of two lines
+    lanes = np.arange(8, dtype=np.uint64)
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    _warp_store(mem, 0, 0, lanes * 8)              # line 0: every other word of 2 sectors (64 B)
+    _warp_store(mem, 0, 10, 1024 + lanes * 8 + 4)   # line 8: the odd words...
+    _warp_store(mem, 0, 20, 1024 + lanes * 8)       # ...then the even ones: its sectors are whole
+    assert sorted(mem.l2.partial_bytes) == [0, 1]
+    _warp_store(mem, 0, 30, 2048 + lanes * 4 * 4)  # line 16 evicts line 0
+    # line 0's two half-written sectors: the rest read (one 64 B granule), the sectors written back
+    assert (mem.count["dram_read_bytes"], mem.count["dram_write_bytes"]) == (64, 64)
+    _warp_store(mem, 0, 40, 3072 + lanes * 16)     # line 24 evicts line 8: whole sectors, nothing read
+    assert (mem.count["dram_read_bytes"], mem.count["dram_write_bytes"]) == (64, 128)
+    # A load of a partly written sector reads its rest from DRAM (a miss, not a hit).
+    mem2 = memsys.MemorySystem(cfg, 1 << 16)
+    _warp_store(mem2, 0, 0, lanes * 8)
+    mem2.load(1, 100, np.array([0], np.int64), cache_l1=False)
+    assert mem2.count["l2_read_hits"] == 0 and mem2.count["dram_read_bytes"] == 64 and not mem2.l2.partial_bytes
