@@ -243,6 +243,10 @@ class L2Spec(BaseModel):
         0.0, ge=0, description="timing model: write requests (one per line a store sends after write combining) "
         "the whole L2 accepts a cycle; a store waits its turn, and its SM's L1 with it, requests per SM cycle; "
         "0 = no limit beyond the bandwidth (the default)")
+    write_queue_cycles: float = Field(
+        0.0, ge=0, description="timing model: how far (in cycles of the write-request port's work) the L2's "
+        "queue of write requests may run ahead before a store holds its SM's L1, cycles; 0 = a store holds the L1 "
+        "until its requests are taken (the default)")
     atomic_serial_cycles: int = Field(
         1, strict=True, ge=0, description="timing model: cycles each further update of one address adds to "
         "a warp's atom/red executed in L2 (lanes updating the same address are applied one after the other), "

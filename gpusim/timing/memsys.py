@@ -254,6 +254,7 @@ class L2:
         self.free = 0.0
         self.write_request_cycles = 1.0 / cfg.l2.write_requests_per_cycle if cfg.l2.write_requests_per_cycle else 0.0
         self.requests_free = 0.0   # the cycle the write-request port takes the next request
+        self.write_queue = cfg.l2.write_queue_cycles
         #: Sectors written in part while not present: line -> 4-bit sector mask, and sector -> the
         #: 32-bit mask of its bytes written. The rest of such a sector is read from DRAM when it is
         #: evicted or read (the L2 merges the write into the whole sector).
@@ -520,7 +521,7 @@ class L1:
                 if len(recent) > self.combine:
                     recent.popitem(last=False)
         taken = self.l2.take_write_requests(t, requests)
-        self.free = max(self.free, taken)
+        self.free = max(self.free, taken - self.l2.write_queue)
         return self.l2.write(max(t, taken), lines, masks, n, partial)
 
     def atomic(self, now: int, lines: list[int], masks: list[int], serial: int, reduction: bool,
