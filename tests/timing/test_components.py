@@ -198,12 +198,15 @@ def test_scattered_stores_send_a_request_a_line_and_the_l2_takes_30_a_cycle():
         _warp_store(mem, 0, 1, first + 32 // lines * 4)  # the next warp: the same lines, the next words
         # 8 lines fit the 16 most recent stored lines and join their requests; 32 do not
         assert mem.count["l2_write_requests"] == (lines if joins else 2 * lines)
-    # The L1 stays busy until the L2 has taken the store's last request: at half a request a cycle,
-    # two stores of 32 requests hold it 126 cycles (its tag stage alone: 64).
-    slow = memsys.MemorySystem(cfg.with_overrides({"l2.write_requests_per_cycle": 0.5}), 1 << 16)
-    _warp_store(slow, 0, 0, first)
-    _warp_store(slow, 0, 1, first + 4)
-    assert slow.l1(0).free == 63 / 0.5
+    # The L1 stays busy until the L2 has taken the store's last request, less the L2's write queue:
+    # at half a request a cycle, two stores of 32 requests hold it 126 cycles with no queue, 106
+    # with a queue of 20 cycles (its tag stage alone: 64).
+    for queue, free in ((0, 126), (20, 106)):
+        slow = memsys.MemorySystem(cfg.with_overrides({"l2.write_requests_per_cycle": 0.5,
+                                                       "l2.write_queue_cycles": queue}), 1 << 16)
+        _warp_store(slow, 0, 0, first)
+        _warp_store(slow, 0, 1, first + 4)
+        assert slow.l1(0).free == free
     # Without the limits (the defaults), every line is a request and nothing waits for the port.
     free = memsys.MemorySystem(cfg.with_overrides({"l1.write_combine_lines": 0, "l2.write_requests_per_cycle": 0}),
                                1 << 16)
