@@ -4,8 +4,10 @@
 ncu (clocks untouched; raw data in ``validation/reports/h100/pipe_latency/``): one CTA, each
 kernel repeating one step k = 0, 64 and 256 times. This script simulates the very same launches
 (H100 configuration, timing mode) and prints, per chain, the slope (cycles per step, from k = 0
-to k = 256) on the GPU and in gpusim, plus both totals at k = 256, and writes the table to
-``benchmarks/results/pipe_latency_h100.md``.
+to k = 256) on the GPU and in gpusim, plus both totals at k = 256; then the L1 hit cycles by lane
+stride (``l1_stride.py``) and the cycles per instruction of straight-line code (``icache.py``:
+the H100 with its code cached and flushed, gpusim, which fetches no code), and writes the tables
+to ``benchmarks/results/pipe_latency_h100.md``.
 
 Usage::
 
@@ -28,6 +30,7 @@ sys.path.insert(0, str(ROOT / "validation" / "probes"))
 DATA = ROOT / "validation" / "reports" / "h100" / "pipe_latency"
 OUT = ROOT / "benchmarks" / "results" / "pipe_latency_h100.md"
 
+import icache  # noqa: E402
 import l1_stride  # noqa: E402
 from pipe_latency import PTX, STEPS, launches  # noqa: E402
 
@@ -60,6 +63,10 @@ def simulate(overrides: dict) -> dict[str, float]:
         out = gpusim.zeros(1024, np.float32)
         for label, stride, k in l1_stride.launches():
             sim[label] = float(f((1,), (1024,), (a, np.int32(k), np.int32(stride), out)).cycles)
+        mod = gpusim.RawModule(path=str(icache.PTX))
+        out = gpusim.zeros(32, np.uint32)
+        for label, kern in icache.launches():
+            sim[label] = float(mod.get_function(kern)((1,), (32,), (out,)).cycles)
     return sim
 
 
@@ -94,6 +101,20 @@ def main() -> None:
         s_ = (sim[b] - sim[a]) / (k1 - k0) / 32
         h_ = (hw1[b] - hw1[a]) / (k1 - k0) / 32 if hw1 else float("nan")
         lines.append(f"| {stride} | {h_:.1f} | {s_:.1f} | {s_ / h_:.2f} |")
+    lines += ["", "Straight-line code (`validation/probes/icache.py`): one warp, four independent IMAD chains of "
+              "n steps (4n + 15 SASS instructions), each kernel's second launch; cycles per IMAD = (cycles at n - "
+              "cycles at 0) / 4n. `--cache-control none` keeps the code cached from the first launch; "
+              "`all` flushes it.", "",
+              "| n | H100, cache none | H100, cache all | gpusim | sim / H100 (none) |", "|---:|---:|---:|---:|---:|"]
+    labels = [lab for lab, _ in icache.launches()]
+    hw_ic = {c: hardware(ROOT / "validation" / "reports" / "h100" / "icache" / f"icache_{c}.csv", labels)
+             for c in ("none", "all")}
+    base = "straight_0 run2"
+    for n in icache.STEPS[1:]:
+        lab = f"straight_{n} run2"
+        per = {c: (h[lab] - h[base]) / (4 * n) if h else float("nan") for c, h in hw_ic.items()}
+        s_ = (sim[lab] - sim[base]) / (4 * n)
+        lines.append(f"| {n} | {per['none']:.2f} | {per['all']:.2f} | {s_:.2f} | {s_ / per['none']:.2f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if hw:

@@ -126,8 +126,10 @@ def test_timing_issues_one_cycle_per_sass_instruction():
     ptx_only, with_sass = out[False], out[True]
     assert with_sass.costs == "ptxas" and ptx_only.costs == "ptx"
     assert np.array_equal(ptx_only.inst_executed, with_sass.inst_executed)
-    # The rem.u32 expansion makes the one-warp loop several times slower.
-    assert with_sass.cycles > 2 * ptx_only.cycles
+    # The rem.u32 expansion makes the one-warp loop several times slower (to its last issue; the
+    # launch then waits the same for its store to reach L2).
+    last = {k: max(e.cycle for e in r.events) for k, r in out.items()}
+    assert last[True] > 2 * last[False]
     # Issue cycles of the events add up to the stall counters' "selected".
     assert sum(e.slots for e in with_sass.events) == int(with_sass.stalls["selected"].sum())
     # A folded instruction (no SASS) takes no issue cycle and no latency: the warp's next

@@ -126,8 +126,9 @@ LESSONS: dict[str, Lesson] = {x.name: x for x in (
                  "Bank diagrams of the tile's column read: conflicted, padded, swizzled"),
          Picture("coalescing", ("transpose_naive",), "The naive transpose's strided global access")),
         quick={c: 1024 for c in ("transpose_naive", "transpose_conflict", "transpose_padded", "transpose_swizzled")},
-        note="The model is 25-61 % under the H100 on the transposes (partial-sector stores and the L2's "
-             "write handling are not modelled); the order is the H100's."),
+        note="The naive transpose's time is its scattered stores (one L2 write request per lane, about 30 a "
+             "cycle GPU-wide), within 2 % of the H100 at 4,096; the shared-memory transposes are 17-34 % under "
+             "the H100; the order is the H100's."),
     Lesson(
         "coalescing", "Coalescing, sectors and AoS vs SoA",
         "A warp's 32 loads are served in 32-byte sectors. Consecutive 4-byte words need 4 sectors per "
@@ -156,9 +157,9 @@ LESSONS: dict[str, Lesson] = {x.name: x for x in (
                  "(1 block/SM launch)", 0),
          Picture("stalls", ("copy_occupancy",), "Where the copy's warps wait (all six launches)")),
         quick={"copy_occupancy": 2 ** 20},
-        note="The model saturates DRAM with fewer warps than the H100: at 2^24 it is flat from 2 blocks/SM "
-             "on (2, 3 and 4 within 2 %), while the H100 still gains up to 4 (the copy at 2 blocks/SM is 28 % "
-             "under the H100's time); at the quick size 6 and 8 blocks/SM are not faster than 4."),
+        note="DRAM's latency grows with its load (the loaded-latency curve), so more resident warps keep "
+             "paying off up to 6 blocks/SM, as on the H100; at the quick size (2^20, about one wave) neither "
+             "the model nor the H100 keeps that order."),
     Lesson(
         "ilp", "Instruction-level parallelism: independent FMAs per thread",
         "Two or four independent FMA chains per thread give the scheduler instructions to issue while "
