@@ -222,6 +222,12 @@ class DRAM:
         self.count["dram_write_bytes"] += nbytes
         self._serve(t, nbytes)
 
+    def occupy(self, t: float, nbytes: float) -> None:
+        """Hold the server for ``nbytes`` of traffic counted elsewhere (sampled timing's share of the
+        evictions' traffic, :attr:`L2.eviction_share`); nothing waits for it."""
+        if nbytes:
+            self._serve(t, nbytes)
+
 
 class L2:
     """The device-wide sectored L2: a cache (:class:`SectorCache`, write-back, write-allocate) in
@@ -260,6 +266,11 @@ class L2:
         #: evicted or read (the L2 merges the write into the whole sector).
         self.partial_lines: dict[int, int] = {}
         self.partial_bytes: dict[int, int] = {}
+        #: None: an eviction's DRAM traffic (write-back, completing reads) holds DRAM's server
+        #: itself. Sampled timing sets the slice's share of the GPU (k / N): every eviction, by the
+        #: slice's fills or the shadows', then holds it for that share of its traffic, whoever's
+        #: fill evicted (which fill meets a dirty line is a matter of phase, not of share).
+        self.eviction_share: float | None = None
 
     @property
     def full(self) -> bool:
@@ -301,6 +312,13 @@ class L2:
 
     def _fill(self, line: int, mask: int, dirty: bool, t: float) -> None:
         merge, written = self._evicted(self.cache.fill(line, mask, dirty))
+        if not (merge or written):
+            return
+        if self.eviction_share is not None:
+            self.count["dram_read_bytes"] += merge
+            self.count["dram_write_bytes"] += written
+            self.dram.occupy(t, (merge + written) * self.eviction_share)
+            return
         if merge:
             self.dram.read(t, merge)
         if written:
@@ -408,12 +426,13 @@ class L2:
         return done + serial * c - c  # (done + serial) - 1 when c = 1, as the golden cycles were computed
 
     def warm(self, lines: list[int], masks: list[int], stored: bool,
-             partial: list[tuple[int, int]] = ()) -> tuple[int, int]:
+             partial: list[tuple[int, int]] = ()) -> tuple[int, int, int]:
         """Make sectors present without holding any server (see :meth:`MemorySystem.warm`;
         ``partial`` as for :meth:`write`); returns (bytes DRAM reads: load misses and the rest of
-        the partially written sectors evicted; bytes of dirty sectors evicted), in granules."""
+        the partially written sectors evicted; bytes of dirty sectors evicted; the evictions'
+        traffic, both kinds), in granules."""
         cache = self.cache
-        dram = written = 0
+        dram = written = evicted = 0
         if stored:
             self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
@@ -429,7 +448,8 @@ class L2:
             merge, wb = self._evicted(ev)
             dram += merge
             written += wb
-        return dram, written
+            evicted += merge + wb
+        return dram, written, evicted
 
 
 class L1:
@@ -599,21 +619,25 @@ class MemorySystem:
         self.writes_done = max(self.writes_done, done)
         return done
 
-    def warm(self, sectors: np.ndarray, stored: bool = False, written: np.ndarray | None = None) -> None:
+    def warm(self, sectors: np.ndarray, stored: bool = False, written: np.ndarray | None = None,
+             now: float = 0.0) -> None:
         """Sectors that CTAs of SMs not simulated load (``stored`` False) or store (sampled timing):
         make them present in L2 as their accesses would, load misses fetched from DRAM in granules,
         stores dirty (no fetch; ``written``: the 32-bit masks of the bytes stored, one per sector,
         or None for whole sectors), without holding any server (their bandwidth is not the
         simulated SMs' share). Counted apart: ``shadow_dram_read_bytes`` (with the reads that
         complete partially written sectors their fills evict), and the write-backs of the dirty
-        lines their fills evict, ``shadow_dram_write_bytes``."""
+        lines their fills evict, ``shadow_dram_write_bytes``; the traffic of those evictions holds
+        DRAM's server at cycle ``now`` for the slice's share (:attr:`L2.eviction_share`)."""
         partial = ()
         if written is not None:
             part = written != 0xFFFFFFFF
             partial = list(zip(sectors[part].tolist(), written[part].tolist()))
-        dram, written = self.l2.warm(*_lines(sectors), stored, partial)
+        dram, written, evicted = self.l2.warm(*_lines(sectors), stored, partial)
         self.count["shadow_dram_read_bytes"] += dram
         self.count["shadow_dram_write_bytes"] += written
+        if self.l2.eviction_share is not None:
+            self.dram.occupy(now, evicted * self.l2.eviction_share)
 
     # ---------------------------------------------------------------- counters
     def metrics(self) -> dict[str, float]:

@@ -229,6 +229,8 @@ class _Shadows:
 
     def __init__(self, launch: Launch, footprints: dict, sms: int, k: int, limit: int):
         self.mem, self.footprints, self.sms, self.k, self.limit = launch.mem, footprints, sms, k, limit
+        self.env = launch.env
+        launch.mem.l2.eviction_share = k / sms
         self.covered = 0   # shadow CTAs dealt to slice CTAs started so far
         self.active: dict[int, list] = {}  # slice CTA -> [followers [[sectors, steps, stored, written, next index]], count, steps done]
         launch.on_dispatch, launch.on_global_access = self.dispatch, self.access
@@ -276,9 +278,9 @@ class _Shadows:
         ones clean, stored ones dirty."""
         loads, stores, written = taken
         if loads.size:
-            self.mem.warm(loads)
+            self.mem.warm(loads, now=self.env.now)
         if stores.size:
-            self.mem.warm(stores, stored=True, written=written)
+            self.mem.warm(stores, stored=True, written=written, now=self.env.now)
 
     def access(self, cta: int, step: int):
         """A warp of slice CTA ``cta`` issues its ``step``-th global load or store: its shadows'

@@ -232,3 +232,19 @@ def test_a_partly_written_sector_is_completed_from_dram_when_evicted():
     _warp_store(mem2, 0, 0, lanes * 8)
     mem2.load(1, 100, np.array([0], np.int64), cache_l1=False)
     assert mem2.count["l2_read_hits"] == 0 and mem2.count["dram_read_bytes"] == 64 and not mem2.l2.partial_bytes
+
+
+def test_sampled_slices_pay_their_share_of_every_eviction():
+    # Sampled timing: whichever fill evicts a dirty line, the slice's DRAM server carries its share
+    # (k / N) of the write-back, and the counters keep the whole bytes.
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 128})  # an L2 of one line
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    mem.l2.eviction_share = 0.25
+    mem.warm(np.arange(4, dtype=np.int64), stored=True, now=10.0)          # a shadow dirties line 0
+    mem.warm(np.arange(4, 8, dtype=np.int64), stored=True, now=10.0)       # ... and evicts it: 128 B
+    assert mem.count["shadow_dram_write_bytes"] == 128
+    assert mem.dram.free == pytest.approx(10.0 + 0.25 * 128 / mem.dram.bytes_per_cycle)
+    mem.load(0, 1000, np.arange(8, 12, dtype=np.int64))                    # the slice's fill evicts line 1
+    assert mem.count["dram_write_bytes"] == 128 and mem.count["dram_read_bytes"] == 128
+    # a quarter of the write-back, then its own read (128 B), hold the server
+    assert mem.dram.free == pytest.approx(1000 + (0.25 * 128 + 128) / mem.dram.bytes_per_cycle)
