@@ -24,10 +24,15 @@ The model, with its sources (hardware-facts.md section numbers):
   access that touches k lines occupies it k cycles (§6: the uncoalesced rows).
   ``ld.global.cg``, ``.cv`` and ``.volatile`` loads bypass it.
 * L2 (§2): one device-wide sectored cache of ``l2.size_bytes`` (fully
-  associative LRU; partitions and slices are not modelled), write-back and
-  write-allocate, with a bandwidth server of ``l2.bandwidth_bytes_per_s``.
-  Atomics and reductions execute there; lanes updating one address are
-  applied one after the other, ``l2.atomic_serial_cycles`` each (ASSUMED 1).
+  associative LRU; slices are not modelled, the far partition only as the
+  average extra latency of a DRAM read, ``l2.far_latency_cycles``), write-back
+  and write-allocate, with a bandwidth server of ``l2.bandwidth_bytes_per_s``
+  and a write-request port of ``l2.write_requests_per_cycle`` (the L1 combines
+  a store's lines with its recent ones first, ``l1.write_combine_lines``).
+  A sector written in part while not present is completed from DRAM when it
+  is evicted or read. Atomics and reductions execute there; lanes updating one
+  address are applied one after the other, ``l2.atomic_serial_cycles`` each
+  (ASSUMED 1).
 * DRAM (§2): a bandwidth server of ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (the
   sustained share of the peak: 0.886 measured on the H100 by a 1 GiB copy) that moves
   ``dram.access_granularity_bytes`` (64 B on the H100: a missed 32 B sector
