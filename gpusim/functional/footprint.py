@@ -6,7 +6,7 @@ distinct sectors its global loads and stores touched, each with the ordinal of
 the CTA's memory step that touched it first and whether it was a store. The
 sampled timing model uses them to let the CTAs of the SMs it does not simulate
 fill the L2 (clean or dirty) as they would on the whole GPU
-(:mod:`gpusim.timing.sampling`). Imports numpy, isa and the
+(:mod:`gpusim.timing.sampling`). Imports numpy, isa, gpusim.memmodel and the
 functional engine; never simpy or cupy.
 """
 
@@ -19,6 +19,8 @@ import numpy as np
 from gpusim.functional.engine import ChunkExecutor, Grid
 from gpusim.functional.launch import run_blocks
 from gpusim.functional.memory import GLOBAL_BASE, GlobalMemory
+from gpusim.memmodel import sector_byte_masks
+from gpusim.memmodel.coalesce import FULL_SECTOR
 from isa.ir import Kernel
 
 __all__ = ["run_footprints"]
@@ -50,7 +52,7 @@ class _Recorder(ChunkExecutor):
                 sectors = ((a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5) << np.uint64(1)) | np.uint64(a.op == "st")
                 cta = self.block_of[a.lanes].astype(np.uint64) + np.uint64(self.first_block)
                 keys.append((cta << np.uint64(_SECTOR_BITS)) | sectors)
-                written.append(_written(a.addrs, a.width) if a.op == "st" else np.full(a.addrs.size, _ALL, np.uint64))
+                written.append(sector_byte_masks(a.addrs, a.width) if a.op == "st" else np.full(a.addrs.size, FULL_SECTOR, np.uint64))
         self.accesses.clear()
         if not keys:
             return
@@ -101,15 +103,6 @@ class _Recorder(ChunkExecutor):
         return {c: parts for c, *parts in zip(ctas[np.r_[0, bounds]].tolist(), np.split(sectors, bounds),
                                               np.split(ordinal, bounds), np.split(stored, bounds),
                                               np.split(written, bounds))}
-
-
-#: A sector's 32 bytes, as a byte mask.
-_ALL = np.uint64(0xFFFFFFFF)
-
-
-def _written(addrs: np.ndarray, width: int) -> np.ndarray:
-    """The byte mask each lane's store of ``width`` bytes at ``addrs`` covers in its 32 B sector (uint64)."""
-    return ((np.uint64(1) << np.uint64(width)) - np.uint64(1)) << (addrs & np.uint64(31))
 
 
 def _union(keys: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -19,11 +19,18 @@ numpy. Inputs are (W, 32) arrays (one row per warp; a (32,) array is one warp) a
 result is a frozen dataclass of per-warp int64 arrays of shape (W,).
 """
 
-from gpusim.memmodel.coalesce import GlobalCost, global_sector_addresses, global_sectors
+from gpusim.memmodel.coalesce import (
+    GlobalCost,
+    global_sector_addresses,
+    global_sectors,
+    partial_sectors,
+    sector_byte_masks,
+)
 from gpusim.memmodel.constant import constant_transactions
 from gpusim.memmodel.shared import SharedCost, shared_lane_wavefront, shared_wavefront_lanes, shared_wavefronts
 
 __all__ = [
     "SharedCost", "shared_wavefronts", "shared_lane_wavefront", "shared_wavefront_lanes",
-    "GlobalCost", "global_sectors", "global_sector_addresses", "constant_transactions",
+    "GlobalCost", "global_sectors", "global_sector_addresses", "sector_byte_masks", "partial_sectors",
+    "constant_transactions",
 ]

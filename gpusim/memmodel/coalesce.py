@@ -1,7 +1,7 @@
 """Global-memory coalescing model of one warp-level ``ld.global`` / ``st.global`` instruction.
 
 Owns: the address-pattern part of a global access: requests, distinct 32-byte sectors and
-distinct 128-byte lines a warp touches. Whether those sectors hit in L1/L2 is cache state and
+distinct 128-byte lines a warp touches, and the bytes of each sector it covers. Whether those sectors hit in L1/L2 is cache state and
 belongs to the cache model (which can take :func:`global_sector_addresses` as its input).
 Pure numpy, vectorised over warps; imports only numpy.
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["GlobalCost", "global_sectors", "global_sector_addresses"]
+__all__ = ["GlobalCost", "global_sectors", "global_sector_addresses", "sector_byte_masks", "partial_sectors"]
 
 WARP = 32
 _SENTINEL = np.iinfo(np.uint64).max
@@ -159,3 +159,37 @@ def global_sector_addresses(addrs, size: int, active=None, sector_bytes: int = 3
         idx = _blocks(a, act, size, gran)[0]
         out.append(np.unique(idx[idx != _SENTINEL]) * np.uint64(gran))
     return out[0], out[1]
+
+
+#: A 32 B sector's bytes, all written, as a byte mask.
+FULL_SECTOR = 0xFFFFFFFF
+
+
+def sector_byte_masks(addrs: np.ndarray, width: int) -> np.ndarray:
+    """The bytes each lane's access of ``width`` bytes (1 to 16, aligned) at ``addrs`` (uint64 byte
+    addresses) covers in its 32 B sector, as 32-bit masks (uint64, same shape as ``addrs``)."""
+    return ((np.uint64(1) << np.uint64(width)) - np.uint64(1)) << (addrs & np.uint64(31))
+
+
+def partial_sectors(addrs: np.ndarray, width: int, n_sectors: int) -> list[tuple[int, int]]:
+    """The 32 B sectors a warp's store writes only part of.
+
+    Args:
+        addrs: the active lanes' byte addresses (uint64; aligned to ``width``).
+        width: bytes each lane writes (1 to 16).
+        n_sectors: how many distinct sectors the store touches (``len`` of its sector list).
+
+    Returns ``[(sector number = address // 32, 32-bit mask of its bytes written), ...]`` for the
+    sectors whose 32 bytes are not all written, sorted by sector; ``[]`` when every sector is
+    written whole (the common case, decided from the distinct addresses alone). Which bytes an
+    L2 must complete from DRAM follows from it (hardware-facts.md §6: 32 B sectors;
+    ``validation/probes/store_scatter.py``).
+    """
+    uniq = np.unique(addrs)
+    if len(uniq) * width == 32 * n_sectors:
+        return []
+    sec = (uniq >> np.uint64(5)).astype(np.int64)
+    first = np.flatnonzero(np.r_[True, sec[1:] != sec[:-1]])
+    masks = np.bitwise_or.reduceat(sector_byte_masks(uniq, width), first)
+    part = masks != np.uint64(FULL_SECTOR)
+    return list(zip(sec[first][part].tolist(), masks[part].tolist()))

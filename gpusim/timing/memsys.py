@@ -49,7 +49,7 @@ The model, with its sources (hardware-facts.md section numbers):
 Every launch starts with empty caches, as Nsight Compute's default
 ``--cache-control all`` flushes them before each profiled kernel.
 
-Imports numpy and gpusim.config only; never simpy or cupy.
+Imports numpy, gpusim.config and gpusim.memmodel only; never simpy or cupy.
 """
 
 from __future__ import annotations
@@ -60,8 +60,9 @@ import math
 import numpy as np
 
 from gpusim.config import GPUConfig
+from gpusim.memmodel.coalesce import FULL_SECTOR
 
-__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "partial_sectors"]
+__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE"]
 
 #: Base of the address range that local memory is mapped to for the caches: per warp, the
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
@@ -136,28 +137,6 @@ _POPCOUNT = [bin(m).count("1") for m in range(16)]
 _MAX_UTILISATION = 0.95
 #: 4-bit sector mask -> the 64 B DRAM granules (sector pairs) it touches, as a sector mask.
 _PAIRS = [(0b0011 if m & 0b0011 else 0) | (0b1100 if m & 0b1100 else 0) for m in range(16)]
-
-
-def partial_sectors(addrs: np.ndarray, width: int, n_sectors: int) -> list[tuple[int, int]]:
-    """The 32 B sectors a warp's store writes only part of.
-
-    Args:
-        addrs: the lanes' byte addresses (uint64; aligned to ``width``).
-        width: bytes each lane writes (1 to 16).
-        n_sectors: how many distinct sectors the store touches.
-
-    Returns ``[(sector number, 32-bit mask of the bytes written), ...]`` for the sectors whose 32
-    bytes are not all written, sorted by sector; ``[]`` when every sector is written whole.
-    """
-    uniq = np.unique(addrs)
-    if len(uniq) * width == 32 * n_sectors:
-        return []
-    sec = (uniq >> np.uint64(5)).astype(np.int64)
-    bits = ((np.uint64(1) << np.uint64(width)) - np.uint64(1)) << (uniq & np.uint64(31))
-    first = np.flatnonzero(np.r_[True, sec[1:] != sec[:-1]])
-    masks = np.bitwise_or.reduceat(bits, first)
-    part = masks != np.uint64(0xFFFFFFFF)
-    return list(zip(sec[first][part].tolist(), masks[part].tolist()))
 
 
 def _record(served: dict[int, str], line: int, mask: int, level: str) -> None:
@@ -379,9 +358,9 @@ class L2:
     def write(self, t: float, lines: list[int], masks: list[int], n: int,
               partial: list[tuple[int, int]] = ()) -> float:
         """Write ``n`` sectors (``masks`` of ``lines``), dirty, without fetching them; ``partial``:
-        the sectors written only in part, with their byte masks (:func:`partial_sectors`). A
-        sector written in part while not present stays partial until its other bytes are written
-        too; its rest is read from DRAM when it is evicted or read. Returns the cycle L2 has
+        the sectors written only in part, with their byte masks
+        (:func:`gpusim.memmodel.partial_sectors`). A sector written in part while not present stays
+        partial until its other bytes are written too; its rest is read from DRAM when it is evicted or read. Returns the cycle L2 has
         accepted the write."""
         self.count["l2_write_sectors"] += n
         start = self._serve(t, n)
@@ -411,7 +390,7 @@ class L2:
             if entry is not None and entry[0] >> k & 1 and not self.partial_lines.get(line, 0) >> k & 1:
                 continue  # the sector is present whole: the write merges into it
             bits |= self.partial_bytes.get(sec, 0)
-            if bits == 0xFFFFFFFF:
+            if bits == FULL_SECTOR:
                 self._merged(line, 1 << k)
             else:
                 self.partial_bytes[sec] = bits
@@ -528,8 +507,9 @@ class L1:
 
         Write combining: a line among the SM's last ``l1.write_combine_lines`` stored lines (LRU)
         joins that line's request; every other line is an L2 write request, and the L2 takes
-        ``l2.write_requests_per_cycle`` of them a cycle GPU-wide. The stage stays busy until L2 has
-        taken this store's requests (its backlog throttles the SM's loads and stores). Measured on
+        ``l2.write_requests_per_cycle`` of them a cycle GPU-wide. The stage stays busy until the
+        port is no more than ``l2.write_queue_cycles`` behind this store's requests (its backlog
+        throttles the SM's loads and stores). Measured on
         the H100 (``validation/probes/store_scatter.py``): 4-byte stores spread over 32 lines a warp
         send L2 one request per lane and run at ~30 requests a cycle; spread over 8 lines they join
         the other warps' requests and cost no more than a coalesced store."""
@@ -547,7 +527,7 @@ class L1:
                     recent.popitem(last=False)
         taken = self.l2.take_write_requests(t, requests)
         self.free = max(self.free, taken - self.l2.write_queue)
-        return self.l2.write(max(t, taken), lines, masks, n, partial)
+        return self.l2.write(taken, lines, masks, n, partial)
 
     def atomic(self, now: int, lines: list[int], masks: list[int], serial: int, reduction: bool,
                served: dict[int, str] | None = None) -> float:
@@ -607,7 +587,7 @@ class MemorySystem:
 
     def store(self, sm: int, now: int, sectors: np.ndarray, partial: list[tuple[int, int]] = ()) -> float:
         """A warp's global (or local) store: through L1 (no allocate) into L2 (write-back);
-        ``partial``: the sectors it writes only in part (:func:`partial_sectors`)."""
+        ``partial``: the sectors it writes only in part (:func:`gpusim.memmodel.partial_sectors`)."""
         lines, masks = _lines(sectors)
         c = self.count
         dram_before = c["dram_read_bytes"]
@@ -636,7 +616,7 @@ class MemorySystem:
         DRAM's server at cycle ``now`` for the slice's share (:attr:`L2.eviction_share`)."""
         partial = ()
         if written is not None:
-            part = written != 0xFFFFFFFF
+            part = written != FULL_SECTOR
             partial = list(zip(sectors[part].tolist(), written[part].tolist()))
         dram, written, evicted = self.l2.warm(*_lines(sectors), stored, partial)
         self.count["shadow_dram_read_bytes"] += dram

@@ -65,6 +65,7 @@ from gpusim.functional.footprint import run_footprints
 from gpusim.functional.launch import LaunchResult, memory_counters, run_blocks, split_counters
 from gpusim.functional.memory import GlobalMemory
 from gpusim.functional.warpstep import reads_specials
+from gpusim.memmodel.coalesce import FULL_SECTOR
 from gpusim.occupancy import OccupancyResult
 from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
@@ -260,7 +261,7 @@ class _Shadows:
             return None
         sec, st, wr = np.concatenate(parts), np.concatenate(stored), np.concatenate(written)
         loads, stores, wr = np.unique(sec[~st]), sec[st], wr[st]
-        if np.all(wr == 0xFFFFFFFF):
+        if np.all(wr == FULL_SECTOR):
             return loads, np.unique(stores), None
         order = np.argsort(stores, kind="stable")  # unite the bytes that several shadows wrote
         stores, wr = stores[order], wr[order]

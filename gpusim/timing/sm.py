@@ -58,9 +58,9 @@ import numpy as np
 import simpy
 
 from gpusim.functional.warpstep import DONE
-from gpusim.memmodel import shared_wavefronts
+from gpusim.memmodel import partial_sectors, shared_wavefronts
 from gpusim.timing.context import LaunchContext
-from gpusim.timing.memsys import LOCAL_BASE, partial_sectors
+from gpusim.timing.memsys import LOCAL_BASE
 from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
 

@@ -12,6 +12,7 @@ import pytest
 
 import gpusim
 from gpusim.errors import ConfigError
+from gpusim.memmodel import partial_sectors
 from gpusim.suite import CASES, check, run_case
 from gpusim.timing import memsys, policies
 from tests.timing.test_timing_engine import _launch
@@ -172,17 +173,17 @@ def test_the_sm_does_not_import_the_launch_driver():
 
 def _warp_store(mem, sm, now, addrs, width=4):
     sectors = np.unique(addrs >> np.uint64(5)).astype(np.int64)
-    return mem.store(sm, now, sectors, memsys.partial_sectors(addrs, width, len(sectors)))
+    return mem.store(sm, now, sectors, partial_sectors(addrs, width, len(sectors)))
 
 
 def test_partial_sectors_are_the_sectors_a_store_writes_in_part():
     lanes = np.arange(32, dtype=np.uint64)
-    assert memsys.partial_sectors(lanes * 4, 4, 4) == []                       # coalesced: 4 whole sectors
-    assert memsys.partial_sectors(lanes * 16, 16, 16) == []                    # float4: 16 whole sectors
+    assert partial_sectors(lanes * 4, 4, 4) == []                       # coalesced: 4 whole sectors
+    assert partial_sectors(lanes * 16, 16, 16) == []                    # float4: 16 whole sectors
     # stride 2 words: words 0, 2, 4, 6 of each sector (bytes 0-3, 8-11, 16-19, 24-27)
-    assert memsys.partial_sectors(lanes * 8, 4, 8) == [(s, 0x0F0F0F0F) for s in range(8)]
+    assert partial_sectors(lanes * 8, 4, 8) == [(s, 0x0F0F0F0F) for s in range(8)]
     # all lanes on one word: one sector, 4 of its bytes
-    assert memsys.partial_sectors(np.full(32, 64, np.uint64), 4, 1) == [(2, 0xF)]
+    assert partial_sectors(np.full(32, 64, np.uint64), 4, 1) == [(2, 0xF)]
 
 
 def test_scattered_stores_send_a_request_a_line_and_the_l2_takes_30_a_cycle():
