@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from isa import fp, intops
+from isa import fp, half, intops
 from isa.types import TYPES
 
 __all__ = ["Kind", "OpSpec", "OPCODES", "REFUSED", "lookup", "rounding", "int_rounding"]
@@ -151,16 +151,19 @@ class OpSpec:
 
 
 # ---------------------------------------------------------------- semantics
-X2 = frozenset({"u16x2", "s16x2"})
+FX2 = frozenset(half.PACKED)
+X2 = frozenset({"u16x2", "s16x2"}) | FX2
+_HALF_OF = {"u16x2": "u16", "s16x2": "s16", **half.PACKED}
 
 
 def _halves(f):
-    """Lift a 16-bit integer operation to the packed ``.u16x2``/``.s16x2`` types: each
-    16-bit half is computed on its own (PTX ISA 9.0 §9.7.1: "operates on each half")."""
+    """Lift a 16-bit operation to the packed ``.u16x2``/``.s16x2``/``.f16x2``/``.bf16x2``
+    types: each 16-bit half is computed on its own (PTX ISA 9.0 §9.7.1, §9.7.4: "operates on
+    each half"; element 0 is the lower half)."""
     def fn(i, *xs):
         if i.ty not in X2:
             return f(i, *xs)
-        half_ty = i.ty[:3]
+        half_ty = _HALF_OF[i.ty]
         dt = TYPES[half_ty].dtype
         out = np.zeros(xs[0].shape, np.uint32)
         for sh in (0, 16):
@@ -266,6 +269,11 @@ def _mad(i, a, b, c):
     return intops.mad(a, b, c, i.ty, _int_mode(i), sat=i.has("sat"))
 
 
+def _fma(i, a, b, c):
+    r = fp.fma(a, b, c, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty)
+    return half.relu(r, i.ty) if i.has("relu") else r
+
+
 def _mul_sig(i):
     if i.has("wide"):
         return (_WIDE[i.ty],), (i.ty, i.ty)
@@ -341,8 +349,8 @@ def _setp_sig(i):
 def _set(i, a, b, c=None):
     t, _ = _setp(i, a, b, c)
     dst = i.types[0]
-    if dst == "f32":
-        return np.where(t, np.float32(1.0), np.float32(0.0))
+    if dst in ("f16", "bf16", "f32"):
+        return np.where(t, half.one(dst), np.zeros((), TYPES[dst].dtype))
     return np.where(t, np.uint32(0xFFFFFFFF), np.uint32(0)).view(TYPES[dst].dtype)
 
 
@@ -351,10 +359,19 @@ def _set_sig(i):
     return (i.types[0],), src
 
 
-def _cvt(i, a):
+def _cvt(i, a, b=None):
     dst, src = i.types
     rnd = int_rounding(i) or next((r for r in ("rn", "rz", "rm", "rp") if i.has(r)), None)
-    return fp.cvt(a, dst, src, rnd=rnd, sat=i.has("sat"), ftz=i.has("ftz"))
+    if dst in FX2:       # cvt.rn{.relu}.f16x2.f32 d, a, b: a -> upper half, b -> lower half
+        return half.cvt_pack(a, b, dst, rnd or "rn", i.has("relu"))
+    r = fp.cvt(a, dst, src, rnd=rnd, sat=i.has("sat"), ftz=i.has("ftz"))
+    return half.relu(r, dst) if i.has("relu") and dst in ("f16", "bf16") else r
+
+
+def _cvt_sig(i):
+    if i.types[0] in FX2:
+        return (i.types[0],), ("f32", "f32")
+    return (i.types[0],), (i.types[1],)
 
 
 def _shift(f):
@@ -403,15 +420,16 @@ _ROWS = [
     OpSpec("add", Kind.ALU, _unit_arith, INT | FLT | X2, (3,),
            "d = a + b; integers wrap, floats round once; .u16x2/.s16x2 per 16-bit half (9.7.1.1, 9.7.3.1)",
            mods=_R, fn=_halves(_add), sig=_same(2)),
-    OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT, (3,), "d = a - b (9.7.1.2, 9.7.3.2)",
-           mods=_R, fn=_sub, sig=_same(2)),
-    OpSpec("mul", Kind.ALU, _unit_mul, INT | FLT, (3,), "d = a * b; .lo/.hi/.wide halves of the integer product (9.7.1.3, 9.7.3.3)",
-           mods=_R | {"lo", "hi", "wide"}, fn=_mul, sig=_mul_sig),
+    OpSpec("sub", Kind.ALU, _unit_arith, INT | FLT | FX2, (3,), "d = a - b; .f16x2/.bf16x2 per half (9.7.1.2, 9.7.3.2, 9.7.4.2)",
+           mods=_R, fn=_halves(_sub), sig=_same(2)),
+    OpSpec("mul", Kind.ALU, _unit_mul, INT | FLT | FX2, (3,),
+           "d = a * b; .lo/.hi/.wide halves of the integer product; .f16x2/.bf16x2 per half (9.7.1.3, 9.7.3.3, 9.7.4.3)",
+           mods=_R | {"lo", "hi", "wide"}, fn=_halves(_mul), sig=_mul_sig),
     OpSpec("mad", Kind.ALU, _unit_mul, INT | FLT, (4,), "d = a * b + c; the float form rounds once (9.7.1.4, 9.7.3.5)",
            mods=_R | {"lo", "hi", "wide"}, fn=_mad, sig=_mad_sig),
-    OpSpec("fma", Kind.ALU, _unit_mul, FLT, (4,), "d = a * b + c rounded once (9.7.3.4)",
-           mods=_R, fn=lambda i, a, b, c: fp.fma(a, b, c, rounding(i), i.has("ftz"), i.has("sat"), ty=i.ty),
-           sig=_same(3), required=(ROUND,)),
+    OpSpec("fma", Kind.ALU, _unit_mul, FLT | FX2, (4,),
+           "d = a * b + c rounded once; .relu (f16, bf16) clamps negatives to +0 (9.7.3.4, 9.7.4.4)",
+           mods=_R | {"relu"}, fn=_halves(_fma), sig=_same(3), required=(ROUND,)),
     OpSpec("mul24", Kind.ALU, "imad", frozenset({"s32", "u32"}), (3,), "d = low/high 32 bits of 24x24-bit product (9.7.1.5)",
            mods=frozenset({"lo", "hi"}), fn=lambda i, a, b: intops.mul24(a, b, i.ty, _int_mode(i)), sig=_same(2)),
     OpSpec("mad24", Kind.ALU, "imad", frozenset({"s32", "u32"}), (4,), "d = 24x24-bit product + c (9.7.1.6)",
@@ -421,10 +439,10 @@ _ROWS = [
            mods=ROUND | {"ftz", "approx", "full"}, fn=_div, sig=_same(2)),
     OpSpec("rem", Kind.ALU, "sfu", INT, (3,), "d = a % b with the sign of a (9.7.1.9)",
            fn=lambda i, a, b: intops.rem(a, b, i.ty), sig=_same(2)),
-    OpSpec("abs", Kind.ALU, _unit_arith, SINT | FLT, (2,), "d = |a| (9.7.1.10, 9.7.3.7)",
-           mods=frozenset({"ftz"}), fn=_unary(fp.absolute, intops.absolute), sig=_same(1)),
-    OpSpec("neg", Kind.ALU, _unit_arith, SINT | FLT, (2,), "d = -a (9.7.1.11, 9.7.3.8)",
-           mods=frozenset({"ftz"}), fn=_unary(fp.negate, intops.negate), sig=_same(1)),
+    OpSpec("abs", Kind.ALU, _unit_arith, SINT | FLT | FX2, (2,), "d = |a| (9.7.1.10, 9.7.3.7, 9.7.4.6)",
+           mods=frozenset({"ftz"}), fn=_halves(_unary(fp.absolute, intops.absolute)), sig=_same(1)),
+    OpSpec("neg", Kind.ALU, _unit_arith, SINT | FLT | FX2, (2,), "d = -a (9.7.1.11, 9.7.3.8, 9.7.4.5)",
+           mods=frozenset({"ftz"}), fn=_halves(_unary(fp.negate, intops.negate)), sig=_same(1)),
     OpSpec("min", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = min(a, b); float NaN rules of 9.7.3.9 (9.7.1.12)",
            mods=frozenset({"ftz", "NaN", "relu"}), fn=_halves(_minmax(fp.minimum, intops.minimum)), sig=_same(2)),
     OpSpec("max", Kind.ALU, _unit_arith, INT | FLT | X2, (3,), "d = max(a, b) (9.7.1.13, 9.7.3.10)",
@@ -495,9 +513,9 @@ _ROWS = [
     OpSpec("prmt", Kind.ALU, "alu", frozenset({"b32"}), (4,), "d = bytes of {b, a} selected by c (9.7.9.7)",
            mods=frozenset({"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"}), fn=_prmt, sig=_same(3)),
     # Data movement and conversion (PTX 9.7.9)
-    OpSpec("cvt", Kind.ALU, lambda i: "fp64" if "f64" in i.types else "alu", ALL - {"pred"}, (2,),
-           "d = a converted between types, with rounding and saturation (9.7.9.21)",
-           mods=ROUND | IROUND | {"ftz", "sat", "relu"}, n_types=(2,), fn=_cvt, sig=lambda i: ((i.types[0],), (i.types[1],))),
+    OpSpec("cvt", Kind.ALU, lambda i: "fp64" if "f64" in i.types else "alu", (ALL - {"pred"}) | FX2, (2, 3),
+           "d = a converted between types, with rounding and saturation; cvt.rn.f16x2.f32 d, a, b packs two (9.7.9.21)",
+           mods=ROUND | IROUND | {"ftz", "sat", "relu"}, n_types=(2,), fn=_cvt, sig=_cvt_sig),
     OpSpec("mov", Kind.MOV, "alu", ALL, (2,), "d = a: register, immediate, special register, variable address; packs/unpacks vectors (9.7.9.1)"),
     OpSpec("cvta", Kind.CVTA, "alu", frozenset({"u32", "u64"}), (2,), "convert between generic and state-space addresses (9.7.9.19)",
            mods=frozenset({"to", "global", "shared", "local", "const", "param", "shared::cta"}),

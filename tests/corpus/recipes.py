@@ -753,3 +753,240 @@ def _(rng):
         oracle=lambda a, g: {"arg1": _n(a, 0)})
 def _(rng):  # no negative input: the kernel must not trap
     return [("in", rng.integers(0, 1000, 64).astype(np.int32)), ("out", np.zeros(64, np.int32)), np.int32(64)], {}
+
+
+# half.cu: f16 / bf16 / f16x2 / bf16x2 arithmetic, comparisons and conversions.  The oracles compute
+# exactly in float64 (sums and products of two half values, and fma of three in the ranges drawn, are
+# exact there) and round once with _round_half; every NaN result is the canonical 0x7fff, which is
+# what the H100 returns (validation/probes/corpus.h100.npz).
+_HALF = {"f16": (11, -14, 15), "bf16": (8, -126, 127)}      # precision, min normal exponent, max exponent
+
+
+def _round_half(v, ty, mode="rn"):
+    """float64 values ``v`` (exact) rounded to f16 or bf16 (``rn`` ties to even, ``rz``, ``rm``, ``rp``);
+    returns the rounded values as float64 (NaN stays NaN, overflow gives inf or the largest finite)."""
+    p, emin, emax = _HALF[ty]
+    v = np.asarray(v, np.float64)
+    with np.errstate(all="ignore"):
+        fin = np.isfinite(v) & (v != 0)
+        _, e = np.frexp(np.where(fin, v, 1.0))
+        q = np.ldexp(1.0, np.maximum(e - 1, emin) - (p - 1))
+        s = v / q
+        s = {"rn": np.rint, "rz": np.trunc, "rm": np.floor, "rp": np.ceil}[mode](s)
+        r = np.where(fin, s * q, v)
+        big = np.ldexp(2.0 - 2.0 ** (1 - p), emax)
+        over = np.isfinite(v) & (np.abs(r) > big)
+        to_inf = {"rn": over, "rz": over & False, "rm": over & (v < 0), "rp": over & (v > 0)}[mode]
+        r = np.where(over, np.where(to_inf, np.copysign(np.inf, v), np.copysign(big, v)), r)
+    return r
+
+
+def _half_bits(r, ty):
+    """float64 values representable in ``ty`` -> uint16 bits (NaN -> 0x7fff)."""
+    with np.errstate(all="ignore"):
+        if ty == "f16":
+            b = r.astype(np.float16).view(np.uint16)
+        else:
+            b = (r.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return np.where(np.isnan(r), np.uint16(0x7FFF), b).astype(np.uint16)
+
+
+def _half_val(bits, ty):
+    """uint16 bits -> float64 values."""
+    bits = np.asarray(bits, np.uint16)
+    if ty == "f16":
+        return bits.view(np.float16).astype(np.float64)
+    return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+
+
+def _half_ops(ty, x, y, z, names):
+    """Bits of the named operations on half bits ``x``, ``y``, ``z`` (uint16 arrays)."""
+    a, b, c = (_half_val(t, ty) for t in (x, y, z))
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    canon = np.uint16(0x7FFF)
+    sign = np.uint16(0x8000)
+
+    def rn(v, mode="rn"):
+        return _half_bits(_round_half(v, ty, mode), ty)
+
+    def sat(bits):
+        v = _half_val(bits, ty)
+        return np.where(np.isnan(v) | (v <= 0), np.uint16(0), np.where(v >= 1, rn(np.ones_like(v)), bits)).astype(np.uint16)
+
+    def relu(bits):
+        return np.where((bits & 0x7FFF) > (0x7C00 if ty == "f16" else 0x7F80), canon,
+                        np.where(bits & sign, np.uint16(0), bits)).astype(np.uint16)
+
+    def minmax(is_min, nan_mode):
+        lt = (a < b) | ((a == b) & (x & sign).astype(bool) & ~(y & sign).astype(bool))
+        pick_a = lt if is_min else ~lt & ~((a == b) & (x == y))
+        pick_a = pick_a | ((a == b) & (x == y))
+        r = np.where(pick_a, x, y)
+        r = np.where(nan_a & ~nan_b, y, np.where(nan_b & ~nan_a, x, r))
+        bad = (nan_a | nan_b) if nan_mode else (nan_a & nan_b)
+        return np.where(bad, canon, r).astype(np.uint16)
+
+    def unary(bits, f):
+        isnan = (bits & 0x7FFF) > (0x7C00 if ty == "f16" else 0x7F80)
+        return np.where(isnan, canon, f(bits)).astype(np.uint16)
+
+    with np.errstate(all="ignore"):
+        ops = {
+            "add": lambda: rn(a + b), "sub": lambda: rn(a - b), "mul": lambda: rn(a * b), "fma": lambda: rn(a * b + c),
+            "add_sat": lambda: sat(rn(a + b)), "mul_sat": lambda: sat(rn(a * b)), "fma_sat": lambda: sat(rn(a * b + c)),
+            "neg": lambda: unary(x, lambda u: u ^ sign), "abs": lambda: unary(x, lambda u: u & np.uint16(0x7FFF)),
+            "min": lambda: minmax(True, False), "max": lambda: minmax(False, False),
+            "min_nan": lambda: minmax(True, True), "max_nan": lambda: minmax(False, True),
+            "fma_relu": lambda: relu(rn(a * b + c)),
+            "x3_rn": lambda: rn(np.float32(1) * (a * 3).astype(np.float32).astype(np.float64)),
+            "y3_rz": lambda: rn((b * 3).astype(np.float32).astype(np.float64), "rz"),
+            "z3_rm": lambda: rn((c * 3).astype(np.float32).astype(np.float64), "rm"),
+            "x3_rp": lambda: rn((a * 3).astype(np.float32).astype(np.float64), "rp"),
+            "add_xz": lambda: rn(a + c), "mul_yz": lambda: rn(b * c), "sub_zx": lambda: rn(c - a),
+            "div3": lambda: rn(np.where(np.isnan(a), np.nan, a / 3.0)),
+        }
+        return [ops[n]() for n in names]
+
+
+def _half_cmp_bits(a, b, with_isinf):
+    with np.errstate(invalid="ignore"):
+        un = np.isnan(a) | np.isnan(b)
+        m = ((a == b) * 1 | (a < b) * 2 | (a <= b) * 4 | (a > b) * 8 | (a >= b) * 16 | ((a != b) & ~un) * 32
+             | ((a == b) | un) * 64 | ((a < b) | un) * 128 | ((a != b) | un) * 256 | np.isnan(a) * 512)
+        if with_isinf:
+            m = m | ((a > b) | un) * 1024 | np.isinf(b) * 2048
+    return m.astype(np.uint16)
+
+
+def _half_inputs(rng, n, ty):
+    """``n`` half values (bits): scaled normals plus the special values that matter."""
+    v = rng.standard_normal(n) * np.exp2(rng.integers(-6, 6, n))
+    bits = _half_bits(_round_half(v, ty), ty)
+    special = ([0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x83FF, 0x7BFF, 0x3C00, 0xBC00, 0x3555, 0x0400]
+               if ty == "f16" else
+               [0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0x0001, 0x807F, 0x7F7F, 0x3F80, 0xBF80, 0x3EAB, 0x0080])
+    k = rng.integers(0, n, 3 * len(special))
+    bits[k] = np.array(special * 3, np.uint16)
+    return bits
+
+
+_HALF_OPS = ["add", "sub", "mul", "fma", "add_sat", "mul_sat", "fma_sat", "neg", "abs", "min", "max", "min_nan", "max_nan",
+             "fma_relu", "x3_rn", "y3_rz", "z3_rm", "x3_rp", "add_xz", "mul_yz", "sub_zx", "div3"]
+
+
+def _half_oracle(a, g):
+    x, y, z = _n(a, 0), _n(a, 1), _n(a, 2)
+    cols = _half_ops("f16", x, y, z, _HALF_OPS)
+    cols.append(_half_cmp_bits(_half_val(x, "f16"), _half_val(y, "f16"), True))
+    xv, yv = _half_val(x, "f16"), _half_val(y, "f16")
+    with np.errstate(invalid="ignore"):
+        iz = np.where(np.isnan(xv), 0, np.clip(np.trunc(np.nan_to_num(xv, posinf=2**31, neginf=-2**31)), -2**31, 2**31 - 1))
+        ir = np.where(np.isnan(yv), 0, np.clip(np.rint(np.nan_to_num(yv, posinf=2**31, neginf=-2**31)), -2**31, 2**31 - 1))
+    s = ((iz.astype(np.int64) + ir.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.float64)
+    cols.append(_half_bits(_round_half(s, "f16"), "f16"))
+    return {"arg3": np.stack(cols, 1).reshape(-1)}
+
+
+@recipe(name="half_ops", ptx="half", kernel="half_ops", grid=(2,), block=(128,), oracle=_half_oracle)
+def _(rng):
+    n = 256
+    return [("in", _half_inputs(rng, n, "f16")), ("in", _half_inputs(rng, n, "f16")), ("in", _half_inputs(rng, n, "f16")),
+            ("out", np.zeros(24 * n, np.uint16)), np.int32(n)], {}
+
+
+def _packed_oracle(ty, names, extra):
+    def oracle(a, g):
+        x, y, z = (_n(a, k).view(np.uint16).reshape(-1, 2) for k in range(3))
+        cols = []
+        for h in (0, 1):
+            cols.append(_half_ops(ty, x[:, h], y[:, h], z[:, h], names))
+        out = [np.stack([cols[0][k], cols[1][k]], 1) for k in range(len(names))]
+        xv, yv, zv = (_half_val(t, ty) for t in (x, y, z))
+        out += extra(xv, yv, zv, x, y, z)
+        return {"arg3": np.stack(out, 1).reshape(-1).view(np.uint32)}
+    return oracle
+
+
+def _f32(v):
+    with np.errstate(over="ignore"):
+        return v.astype(np.float32).astype(np.float64)
+
+
+def _half2_extra(xv, yv, zv, x, y, z):
+    lo = _half_bits(_round_half(_f32(xv[:, 0] + yv[:, 1]), "f16"), "f16")
+    hi = _half_bits(_round_half(_f32(zv[:, 1] * 0.5), "f16"), "f16")
+    s = _half_bits(_round_half(xv[:, 0] + yv[:, 1], "f16"), "f16")
+    p = _half_bits(_round_half(xv[:, 1] * zv[:, 0], "f16"), "f16")
+    return [np.stack([lo, hi], 1), np.stack([s, p], 1)]
+
+
+def _bf162_extra(xv, yv, zv, x, y, z):
+    lo = _half_bits(_round_half(_f32(xv[:, 0] + yv[:, 1]), "bf16"), "bf16")
+    hi = _half_bits(_round_half(_f32(zv[:, 1] * 0.5), "bf16"), "bf16")
+    lo2 = _half_bits(_round_half(_f32(xv[:, 0] * 1.5), "bf16"), "bf16")
+    hi2 = _half_bits(_round_half(_f32(xv[:, 1] - 1.0), "bf16"), "bf16")
+    return [np.stack([lo, hi], 1), np.stack([lo2, hi2], 1)]
+
+
+def _packed_inputs(ty):
+    def make(rng):
+        n = 192
+        ins = [("in", _half_inputs(rng, 2 * n, ty).view(np.uint32)) for _ in range(3)]
+        k = 14 if ty == "f16" else 11
+        return ins + [("out", np.zeros(k * n, np.uint32)), np.int32(n)], {}
+    return make
+
+
+recipe(name="half2_ops", ptx="half", kernel="half2_ops", grid=(2,), block=(96,),
+       oracle=_packed_oracle("f16", ["add", "sub", "mul", "fma", "add_sat", "fma_sat", "neg", "abs", "min", "max", "max_nan",
+                                     "fma_relu"], _half2_extra))(_packed_inputs("f16"))
+recipe(name="bf162_ops", ptx="half", kernel="bf162_ops", grid=(2,), block=(96,),
+       oracle=_packed_oracle("bf16", ["add", "sub", "mul", "fma", "neg", "abs", "min", "max_nan", "fma_relu"],
+                             _bf162_extra))(_packed_inputs("bf16"))
+
+
+def _bf16_oracle(a, g):
+    x, y, z = _n(a, 0), _n(a, 1), _n(a, 2)
+    names = ["add", "sub", "mul", "fma", "neg", "abs", "min", "max", "min_nan", "max_nan", "fma_relu", "x3_rn", "y3_rz",
+             "z3_rm", "x3_rp", "fma_sat", "div3"]
+    cols = _half_ops("bf16", x, y, z, names)
+    xv = _half_val(x, "bf16")
+    # cvt.rn.bf16.f64 keeps a NaN's sign and leading payload bits (quieted): 0x7fc0 here
+    cols[-1] = np.where(np.isnan(xv), (x & np.uint16(0x8000)) | np.uint16(0x7FC0), cols[-1]).astype(np.uint16)
+    cols.append(_half_cmp_bits(xv, _half_val(y, "bf16"), False) & np.uint16(~256 & 0xFFFF))
+    via = _half_val(_half_bits(_round_half(xv, "f16"), "f16"), "f16")
+    cols.append(_half_bits(_round_half(via, "bf16"), "bf16"))
+    cols.append(_half_ops("bf16", x, y, z, ["add_xz"])[0])
+    return {"arg3": np.stack(cols, 1).reshape(-1)}
+
+
+@recipe(name="bf16_ops", ptx="half", kernel="bf16_ops", grid=(2,), block=(128,), oracle=_bf16_oracle)
+def _(rng):
+    n = 256
+    return [("in", _half_inputs(rng, n, "bf16")), ("in", _half_inputs(rng, n, "bf16")), ("in", _half_inputs(rng, n, "bf16")),
+            ("out", np.zeros(20 * n, np.uint16)), np.int32(n)], {}
+
+
+def _half_convert_oracle(a, g):
+    v = _n(a, 0).astype(np.float64)
+    h = _half_val(_half_bits(_round_half(v, "f16"), "f16"), "f16")
+    out = [h, _half_val(_half_bits(_round_half(v, "bf16"), "bf16"), "bf16"),
+           _round_half(v, "f16", "rz"), _round_half(v, "bf16", "rz")]
+    p0 = _round_half(v, "f16")
+    p1 = _round_half(_f32(-2.0 * v), "f16")
+    with np.errstate(all="ignore"):
+        q0, q1 = _round_half(p0 * p0, "f16"), _round_half(p1 * p1, "f16")
+        out.append(_f32(q0 + q1))
+        out.append(_round_half(_f32(v * 65504.0), "f16"))
+    res = np.stack(out, 1).astype(np.float32).view(np.uint32)
+    # a NaN through cvt.f32.f16 is the canonical 0x7fffffff; cvt.f32.bf16 shifts the bits (0x7fff0000)
+    res = np.where(np.isnan(np.stack(out, 1)), np.array([0x7FFFFFFF, 0x7FFF0000, 0x7FFFFFFF, 0x7FFF0000, 0x7FFFFFFF, 0x7FFFFFFF],
+                                                         np.uint32), res)
+    return {"arg1": res.view(np.float32).reshape(-1)}
+
+
+@recipe(name="half_convert", ptx="half", kernel="half_convert", grid=(1,), block=(128,), oracle=_half_convert_oracle)
+def _(rng):
+    f = (rng.standard_normal(128) * np.exp2(rng.integers(-30, 20, 128))).astype(np.float32)
+    f[:10] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 65520.0, 65519.0, 6e-8, 3e-8, 3.0e38]
+    return [("in", f), ("out", np.zeros(6 * 128, np.float32)), np.int32(128)], {}
