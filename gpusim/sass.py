@@ -12,10 +12,25 @@ The rules (what the mapping counts):
   with ``.pragma "nounroll"`` at module scope, both on existing lines so that every line
   keeps its number: a PTX line's SASS is then one loop iteration's worth. Where the real
   code unrolls a loop, its loop overhead is counted per iteration (measured: the unrolled
-  ``matmul_naive`` +33 % in ``smsp__inst_executed.sum`` against the H100).
+  ``matmul_naive`` +33 % in ``smsp__inst_executed.sum`` against the H100), then corrected
+  by the unrolled listing (below).
 * A SASS instruction belongs to the PTX instruction on the line ptxas names; lines that
   hold no instruction (the ``.entry`` line, declarations, labels) give theirs to the next
   instruction after them. Instructions with no line of their own take the previous one's.
+* ...unless ptxas moved it to code that runs a different number of times: each SASS basic
+  block (split at labels and after branches and exits) belongs to the PTX region (split at
+  branch targets and after branches, an if-converted branch's region inside its own) most
+  of its instructions come from, and an instruction from another region is given to the
+  nearest instruction of the block that is from it. ``shared_stride``'s loop: ptxas hoists
+  three of its instructions into the preheader and puts the ``BSYNC`` of its ``bra`` after
+  it; per-line attribution counted them once an iteration (+24 % against the H100).
+* Where ptxas unrolls an innermost PTX loop (the file assembled as it is, without the
+  pragma, has a SASS loop doing ``U`` >= 2 iterations' loads, stores and float arithmetic
+  in one pass), each PC of the loop is charged its SASS of that unrolled loop divided by
+  ``U``, rounded so that the loop costs the unrolled body's length over ``U`` an iteration:
+  unrolling shares the address arithmetic and the loop test between iterations
+  (``matmul_naive``: 73 SASS instructions for 4 iterations, where one iteration alone takes
+  25). Iterations that the real code runs in its remainder loop are charged the same.
 * Code placed after a kernel's last ``EXIT`` in address order is out-of-line: slow paths
   entered through ``BRA.DIV`` (divergent shuffles) or ``CALL`` (IEEE division), and the
   final ``BRA`` to itself with its ``NOP`` padding. It does not run on the common path and
@@ -70,6 +85,8 @@ __all__ = ["SassInstr", "KernelSass", "find_nvdisasm", "sass_listing", "sass_per
 EXPANSION_FILE = Path(__file__).with_name("data") / "sass_expansion.json"
 
 _memory_cache: dict[str, dict[str, list["SassInstr"]]] = {}
+#: Part of the cache key: bump when :class:`SassInstr` or the parser changes.
+_LISTING_FORMAT = b"listing-2"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +99,8 @@ class SassInstr:
         line: the PTX line ptxas attributes it to (1-based), or 0 when none precedes it.
         out_of_line: placed after the kernel's last ``EXIT`` (see the module docstring).
         guarded: it carries a guard predicate (``@P0``, ``@!P1``).
+        label: a label precedes it (a branch may enter here).
+        target: for a branch, the address of the instruction it jumps to, else ``-1``.
     """
 
     address: int
@@ -89,6 +108,8 @@ class SassInstr:
     line: int
     out_of_line: bool
     guarded: bool = False
+    label: bool = False
+    target: int = -1
 
 
 def find_nvdisasm() -> str | None:
@@ -98,42 +119,59 @@ def find_nvdisasm() -> str | None:
 
 _RE_FUNC = re.compile(r"^\.text\.(\S+):\s*$")
 _RE_LINE = re.compile(r'//## File "[^"]*", line (\d+)')
-_RE_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)")
+_RE_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*)")
+_RE_LABEL = re.compile(r"^\s*(\.L\w+):")
+_RE_BRANCH_TO = re.compile(r"`\((\.L\w+)\)")
 
 
 def parse_listing(text: str) -> dict[str, list[SassInstr]]:
     """Parse ``nvdisasm -gp -c`` output into each kernel's SASS instructions, in address order."""
-    raw: dict[str, list[tuple[int, str, int, bool]]] = {}
+    raw: dict[str, list[tuple[int, str, int, bool, bool, str]]] = {}
+    labels: dict[str, dict[str, int]] = {}  # per kernel: label -> index in its rows
     current: list | None = None
-    line = 0
+    line, pending = 0, []
     for row in text.splitlines():
         m = _RE_FUNC.match(row.strip())
         if m:
             current = raw.setdefault(m.group(1), [])
-            line = 0
+            where = labels.setdefault(m.group(1), {})
+            line, pending = 0, []
             continue
         m = _RE_LINE.search(row)
         if m:
             line = int(m.group(1))
             continue
+        m = _RE_LABEL.match(row)
+        if m:
+            pending.append(m.group(1))
+            continue
         m = _RE_INSTR.match(row)
         if m and current is not None:
-            current.append((int(m.group(1), 16), m.group(3), line, bool(m.group(2))))
+            t = _RE_BRANCH_TO.search(m.group(4)) if m.group(3).startswith("BRA") else None
+            for name in pending:
+                where[name] = len(current)
+            current.append((int(m.group(1), 16), m.group(3), line, bool(m.group(2)), bool(pending), t.group(1) if t else ""))
+            pending = []
     out: dict[str, list[SassInstr]] = {}
     for name, rows in raw.items():
         exits = [i for i, r in enumerate(rows) if r[1] == "EXIT" and not r[3]]  # an unguarded EXIT
         last = exits[-1] if exits else len(rows) - 1
-        out[name] = [SassInstr(a, op, ln, i > last, g) for i, (a, op, ln, g) in enumerate(rows)]
+        at = labels[name]
+        out[name] = [SassInstr(a, op, ln, i > last, g, lab, rows[at[t]][0] if t in at else -1)
+                     for i, (a, op, ln, g, lab, t) in enumerate(rows)]
     return out
 
 
-def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool = True) -> dict[str, list[SassInstr]]:
+def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool = True,
+                 nounroll: bool = True) -> dict[str, list[SassInstr]]:
     """Each kernel's SASS instructions as ptxas emits them for ``arch`` (``"sm_90"``).
 
     Args:
         ptx: the PTX text (the lines of :class:`SassInstr` are this text's lines).
         arch: target architecture, or a ``GPUConfig``.
         source: the file name used in error messages.
+        nounroll: assembled with ``.pragma "nounroll"`` (:func:`_prepare`), so that each line's
+            SASS is one iteration's worth; ``False``: as the real code unrolls its loops.
 
     Raises:
         PtxasNotFoundError: no ptxas, or no nvdisasm (the message says which).
@@ -147,7 +185,7 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
                                  "or set GPUSIM_NVDISASM=/path/to/nvdisasm")
     data = ptx.encode()
     key = hashlib.sha256(b"\0".join([data, arch_name.encode(), _ptxas_identity(exe).encode(),
-                                      _ptxas_identity(dis).encode()])).hexdigest()
+                                      _ptxas_identity(dis).encode(), _LISTING_FORMAT, b"nounroll" * nounroll])).hexdigest()
     if use_cache and key in _memory_cache:
         return _memory_cache[key]
     cache_file = _cache_dir("sass") / f"{key}.json"
@@ -161,7 +199,7 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
             pass
     with tempfile.TemporaryDirectory(prefix="gpusim-sass-") as tmp:
         src, cubin = Path(tmp) / "k.ptx", Path(tmp) / "k.cubin"
-        src.write_bytes(_prepare(ptx, arch_name).encode())
+        src.write_bytes(_prepare(ptx, arch_name, nounroll).encode())
         run_tool([exe, "-lineinfo", f"-arch={arch_name}", "-o", str(cubin), str(src)], str(source))
         text = run_tool([dis, "-gp", "-c", str(cubin)], f"the cubin of {source}").stdout
     listing = parse_listing(text)
@@ -170,7 +208,8 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
             tmp_file = cache_file.with_suffix(f".{os.getpid()}.tmp")
-            tmp_file.write_text(json.dumps({k: [[i.address, i.opcode, i.line, i.out_of_line, i.guarded] for i in v]
+            tmp_file.write_text(json.dumps({k: [[i.address, i.opcode, i.line, i.out_of_line, i.guarded, i.label, i.target]
+                                                for i in v]
                                             for k, v in listing.items()}))
             os.replace(tmp_file, cache_file)
         except OSError:
@@ -182,14 +221,15 @@ _RE_ADDRESS_SIZE = re.compile(r"^([ \t]*\.address_size[ \t]+\d+)", re.M)
 _RE_TARGET = re.compile(r"^([ \t]*\.target[ \t]+)sm_\d+[af]?", re.M)
 
 
-def _prepare(ptx: str, arch: str) -> str:
+def _prepare(ptx: str, arch: str, nounroll: bool = True) -> str:
     """``ptx`` as assembled for the listing, every line keeping its number: ``.target`` set to
     ``arch`` (so a file written for sm_90 is costed for an sm_80 GPU as if recompiled), and
     ``.pragma "nounroll";`` at module scope (PTX ISA 9.0 section 11.3) on the ``.address_size``
     line, so that each PTX line's SASS is one iteration's worth and executions of the line
-    count it once (ptxas would otherwise unroll some loops into several copies of a line)."""
+    count it once (ptxas would otherwise unroll some loops into several copies of a line);
+    ``nounroll=False``: the target alone."""
     ptx = _RE_TARGET.sub(lambda m: m.group(1) + arch, ptx, count=1)
-    return _RE_ADDRESS_SIZE.sub(r'\1 .pragma "nounroll";', ptx, count=1)
+    return _RE_ADDRESS_SIZE.sub(r'\1 .pragma "nounroll";', ptx, count=1) if nounroll else ptx
 
 
 @dataclass(frozen=True)
@@ -246,30 +286,153 @@ class KernelSass:
         return total
 
 
-def sass_per_pc(kernel, listing: list[SassInstr]) -> KernelSass:
+def sass_per_pc(kernel, listing: list[SassInstr], unrolled: list[SassInstr] | None = None) -> KernelSass:
     """Map ``listing`` (:func:`sass_listing` of the text ``kernel``, an
     :class:`isa.ir.Kernel`, was parsed from) onto the kernel's PCs by the rules of the module
-    docstring; out-of-line code is left out."""
+    docstring; out-of-line code is left out. ``unrolled``: the same kernel's listing assembled
+    without the ``nounroll`` pragma (``sass_listing(..., nounroll=False)``), for the loops
+    ptxas unrolls; without it every loop is costed as not unrolled."""
     lines = [ins.loc.line for ins in kernel.instrs]
-    ops: list[list[str]] = [[] for _ in lines]
-    guarded = [0] * len(lines)
-    last = [-1] * len(lines)
-    for s in listing:
-        if s.out_of_line or not lines:
-            continue
-        pc = min(bisect.bisect_left(lines, s.line), len(lines) - 1)  # first instruction on or after the line
-        ops[pc].append(s.opcode)
+    body = [s for s in listing if not s.out_of_line] if lines else []
+    pcs = [_pc_of(lines, s.line) for s in body]
+    _reattribute(kernel, body, pcs)
+    ops = [list(o) for o in _assemble(kernel, body, pcs).ops]
+    if unrolled is not None:
+        for lo, hi in _innermost_loops(kernel):
+            _apply_unrolling(ops, lines, lo, hi, [s for s in listing if not s.out_of_line], unrolled)
+    return _assemble(kernel, body, pcs, ops)
+
+
+def _pc_of(lines: list[int], line: int) -> int:
+    """The first PC on or after PTX line ``line``."""
+    return min(bisect.bisect_left(lines, line), len(lines) - 1)
+
+
+def _assemble(kernel, body: list[SassInstr], pcs: list[int], ops: list[list[str]] | None = None) -> KernelSass:
+    """:class:`KernelSass` from each SASS instruction's PC (``ops`` given: each PC's opcodes
+    replaced, the unrolled loops' correction)."""
+    n = len(kernel.instrs)
+    by_pc: list[list[str]] = [[] for _ in range(n)]
+    guarded = [0] * n
+    last = [-1] * n
+    for s, pc in zip(body, pcs):
+        by_pc[pc].append(s.opcode)
         guarded[pc] += s.guarded
         last[pc] = max(last[pc], s.address)
+    if ops is not None:
+        by_pc = ops
+        guarded = [min(g, len(o)) for g, o in zip(guarded, ops)]
     skip = []
     for pc, ins in enumerate(kernel.instrs):
         t = kernel.labels.get(ins.operands[0].name, -1) if ins.op == "bra" and ins.guard is not None else -1
         region = range(pc + 1, t)
-        if ops[pc] or t <= pc + 1 or not all(guarded[i] == len(ops[i]) for i in region):
+        if by_pc[pc] or t <= pc + 1 or not all(guarded[i] == len(by_pc[i]) for i in region):
             t = -1
         skip.append(t)
     order, block = _issue_order(kernel, last, skip)
-    return KernelSass(tuple(tuple(o) for o in ops), tuple(guarded), tuple(skip), "ptxas", order, block)
+    return KernelSass(tuple(tuple(o) for o in by_pc), tuple(guarded), tuple(skip), "ptxas", order, block)
+
+
+def _sass_blocks(body: list[SassInstr]) -> list[range]:
+    """Index ranges of ``body``'s basic blocks: a block starts at a label and after a branch or
+    an exit; a lone ``BSYNC`` (the reconvergence of a ``BSSY``) starts the block after it."""
+    out, start = [], 0
+    for i, s in enumerate(body):
+        if i > start and s.label and not (i - start == 1 and body[start].opcode == "BSYNC"):
+            out.append(range(start, i))
+            start = i
+        if s.opcode.startswith(("BRA", "EXIT", "RET")):
+            out.append(range(start, i + 1))
+            start = i + 1
+    if start < len(body):
+        out.append(range(start, len(body)))
+    return out
+
+
+def _reattribute(kernel, body: list[SassInstr], pcs: list[int]) -> None:
+    """Give each SASS instruction that ptxas moved into or out of an innermost loop (hoisted
+    into the preheader, a ``BSYNC`` after the loop) to the nearest instruction of its basic
+    block that is in the same loops as it: the one before it, else the one after (``pcs`` is
+    updated in place). A PTX loop's SASS loop is the one its backward branch closes, where
+    that holds no other SASS loop (outer loops are laid out with other code inside their
+    address range, so that addresses do not tell what runs in them)."""
+    loops = []  # (PTX PCs lo..hi, SASS addresses first..last)
+    back = [s for s in body if 0 <= s.target <= s.address]
+    for lo, hi in _innermost_loops(kernel):
+        closing = [s for s, pc in zip(body, pcs) if pc == hi and 0 <= s.target <= s.address]
+        if len(closing) == 1 and not any(closing[0].target <= s.target and s is not closing[0]
+                                          and s.address <= closing[0].address for s in back):
+            loops.append((lo, hi, closing[0].target, closing[0].address))
+
+    def by_pc(pc):
+        return frozenset(i for i, (lo, hi, _, _) in enumerate(loops) if lo <= pc <= hi)
+
+    def by_address(address):
+        return frozenset(i for i, (_, _, first, last) in enumerate(loops) if first <= address <= last)
+
+    want = [by_address(s.address) for s in body]
+    for blk in _sass_blocks(body):
+        fits = [i for i in blk if by_pc(pcs[i]) == want[i]]
+        for i in blk:
+            if by_pc(pcs[i]) != want[i]:
+                near = [j for j in fits if j < i][-1:] or [j for j in fits if j > i][:1]
+                if near:
+                    pcs[i] = pcs[near[0]]
+
+
+def _loops(kernel) -> list[tuple[int, int]]:
+    """(first PC, backward branch's PC) of each PTX loop."""
+    return [(kernel.labels[ins.operands[0].name], pc) for pc, ins in enumerate(kernel.instrs)
+            if ins.spec.kind is Kind.BRA and kernel.labels.get(ins.operands[0].name, pc + 1) <= pc]
+
+
+def _innermost_loops(kernel) -> list[tuple[int, int]]:
+    """(first PC, backward branch's PC) of each PTX loop that holds no other loop."""
+    loops = _loops(kernel)
+    return [(lo, hi) for lo, hi in loops if not any(lo <= a and b <= hi and (a, b) != (lo, hi) for a, b in loops)]
+
+
+_WORK = ("LDG", "STG", "LDS", "STS", "LD", "ST", "ATOM", "ATOMS", "ATOMG", "RED", "FFMA", "FADD", "FMUL",
+         "DFMA", "DADD", "DMUL", "HFMA2", "HADD2", "HMUL2")
+
+
+def _apply_unrolling(ops: list[list[str]], lines: list[int], lo: int, hi: int,
+                     listing: list[SassInstr], unrolled: list[SassInstr]) -> None:
+    """Charge the PCs ``lo..hi`` of a loop ptxas unrolls their SASS of the unrolled loop over
+    the unroll factor (module docstring); ``ops`` is updated in place."""
+    first, last = lines[lo], lines[hi]
+
+    def work(instrs) -> int:
+        return sum(s.opcode.split(".", 1)[0] in _WORK for s in instrs)
+
+    def loops(instrs) -> list[list[SassInstr]]:
+        """Each SASS loop (a backward branch's body) whose instructions all come from the PTX loop."""
+        out = []
+        for s in instrs:
+            if 0 <= s.target <= s.address:
+                loop = [x for x in instrs if s.target <= x.address <= s.address]
+                if all(first <= x.line <= last for x in loop):
+                    out.append(loop)
+        return out
+
+    one = loops(listing)
+    per_iteration = work(one[0]) if len(one) == 1 else 0
+    if not per_iteration:
+        return
+    main = max(loops(unrolled), key=work, default=[])
+    factor = round(work(main) / per_iteration)
+    if factor < 2:
+        return
+    got: list[list[str]] = [[] for _ in range(hi - lo + 1)]
+    for s in main:
+        got[_pc_of(lines, s.line) - lo].append(s.opcode)
+    # largest remainder: each PC gets len/factor, the loop round(len(main) / factor) in all
+    share = [len(g) / factor for g in got]
+    keep = [int(x) for x in share]
+    for i in sorted(range(len(share)), key=lambda i: keep[i] - share[i])[:round(len(main) / factor) - sum(keep)]:
+        keep[i] += 1
+    for i, (g, k) in enumerate(zip(got, keep)):
+        ops[lo + i] = g[:k]
 
 
 def _issue_order(kernel, last: list[int], skip: list[int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -327,9 +490,10 @@ def kernel_sass(kernel, ptx: str, arch: str, *, source: str = "<ptx>") -> Kernel
     from the shipped table (:func:`from_table`); ``.source`` says which."""
     try:
         listing = sass_listing(ptx, arch, source=source).get(kernel.name)
+        unrolled = sass_listing(ptx, arch, source=source, nounroll=False).get(kernel.name) if listing else None
     except PtxasError:
         listing = None
-    return from_table(kernel, _arch_name(arch)) if listing is None else sass_per_pc(kernel, listing)
+    return from_table(kernel, _arch_name(arch)) if listing is None else sass_per_pc(kernel, listing, unrolled)
 
 
 def measure_table(pairs, arch: str) -> dict[str, list[str]]:
