@@ -1,0 +1,211 @@
+"""Tensor-core semantics: ``mma.sync.aligned.m16n8k16`` (f16/bf16 inputs, f32 or f16 accumulators)
+and the register layouts of ``mma`` and ``ldmatrix``, bit-exact with an NVIDIA H100.
+
+What this module owns
+---------------------
+* The fragment layouts of PTX ISA 9.0 §9.7.14.5.8 ("Matrix Fragments for mma.m16n8k16 with
+  floating point type"), with ``g = lane >> 2`` and ``t = lane & 3``:
+
+  - A (16 x 16, ``.row``): four ``.b32`` registers of two 16-bit values each; value ``i``
+    (0..7, register ``i // 2``, lower half first) is element (row ``g + 8 * ((i >> 1) & 1)``,
+    column ``2 * t + (i & 1) + 8 * (i >> 2)``).
+  - B (16 x 8, ``.col``): two registers; value ``i`` (0..3) is element (row
+    ``2 * t + (i & 1) + 8 * (i >> 1)``, column ``g``).
+  - C and D (16 x 8): value ``i`` (0..3) is element (row ``g + 8 * (i >> 1)``, column
+    ``2 * t + (i & 1)``); f32 accumulators take one register per value, f16 accumulators two
+    values per register (lower half first).
+
+* ``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16`` (§9.7.14.5.15): lanes
+  ``8j .. 8j+7`` give the addresses of rows 0..7 of matrix ``j``; register ``j`` of lane ``l``
+  receives row ``l >> 2``, columns ``2 * (l & 3)`` and ``+1`` of matrix ``j`` (with ``.trans``:
+  column ``l >> 2``, rows ``2 * (l & 3)`` and ``+1``), the lower-numbered element in the lower half.
+
+* The arithmetic of the tensor core, measured on an H100 (``validation/probes/tensor_core.py``;
+  raw inputs and outputs in ``validation/reports/h100/tensor_core/tensor_core_numerics.h100.npz``,
+  1,179,648 dot products in six adversarial input sets: normal values, exponents spanning the
+  whole range, nearly cancelling products, sparse rows, infinities/NaN/zeros/subnormals, and
+  subnormal accumulators).  :func:`dot_f32` and :func:`dot_f16` reproduce every one of them bit
+  for bit (``tests/isa/test_mma.py``).  Each output element ``d = c + sum_k a_k * b_k`` of the
+  16-term dot product is computed in one step, not in a chain of ``fma``:
+
+  1. every product ``a_k * b_k`` is exact (the hardware keeps all 22 bits of an f16 product);
+  2. the alignment exponent ``E`` is the largest of ``ea_k + eb_k`` over the nonzero products
+     (``ea``, ``eb``: the unbiased exponents of the factors, subnormals counted at the format's
+     minimum exponent, so a product whose significand is in [2, 4) sits one bit *above* ``E``)
+     and the exponent of ``c`` (subnormal accumulators counted at -126 for f32, -14 for f16);
+  3. every term, ``c`` included, is truncated toward zero to a multiple of ``2**(E - 25)``;
+  4. the truncated terms are added exactly, and the sum is rounded once: toward zero to f32
+     (``.f32`` accumulators), to nearest even to f16 (``.f16`` accumulators);
+  5. a zero result is +0.0 (also -0.0 + -0.0, and a negative sum that rounds to zero);
+  6. a NaN operand, ``inf * 0`` or ``inf - inf`` gives the canonical NaN (f32 ``0x7fffffff``,
+     f16 ``0x7fff``); infinite operands otherwise give the infinity.
+
+  So the result is neither the exact sum correctly rounded nor a chain of fused multiply-adds:
+  low bits of terms far below the largest one are lost (Fasi, Higham, Mikaitis and Pranesh,
+  "Numerical behavior of NVIDIA tensor cores", PeerJ CS 2021, describe the same truncating
+  alignment on V100/A100 with blocks of 4 and 8 terms; on the H100 one block holds all 16
+  products and ``c``).  A finite sum of 2**128 or more is +-inf (measured: a bf16 product of
+  2**200); sums between the largest f32 and 2**128 were not reached by the inputs and round
+  toward zero here.
+
+Types: f16 and bf16 values are handled as raw ``uint16`` bits, f32 as ``float32``.  Imports
+numpy only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["A_LAYOUT", "B_LAYOUT", "C_LAYOUT", "dot_f32", "dot_f16", "mma_m16n8k16", "ldmatrix_layout",
+           "FRACTION_BITS"]
+
+#: Bits kept below the alignment exponent E (measured: 25; see the module docstring).
+FRACTION_BITS = 25
+
+_NONE = -(1 << 20)          # the exponent of a zero term (below every real one)
+
+
+def _layout(n_vals: int, row, col) -> np.ndarray:
+    """(32 lanes, n_vals) -> (row, col) index pairs as an int array of shape (32, n_vals, 2)."""
+    lane = np.arange(32)[:, None]
+    i = np.arange(n_vals)[None, :]
+    g, t = lane >> 2, lane & 3
+    return np.stack(np.broadcast_arrays(row(g, t, i), col(g, t, i)), -1)
+
+
+#: A fragment: per lane and value i (0..7), the (row, column) of the 16 x 16 A tile.
+A_LAYOUT = _layout(8, lambda g, t, i: g + 8 * ((i >> 1) & 1), lambda g, t, i: 2 * t + (i & 1) + 8 * (i >> 2))
+#: B fragment: per lane and value i (0..3), the (row k, column n) of the 16 x 8 B tile.
+B_LAYOUT = _layout(4, lambda g, t, i: 2 * t + (i & 1) + 8 * (i >> 1), lambda g, t, i: g + 0 * i)
+#: C and D fragments: per lane and value i (0..3), the (row, column) of the 16 x 8 tile.
+C_LAYOUT = _layout(4, lambda g, t, i: g + 8 * (i >> 1), lambda g, t, i: 2 * t + (i & 1))
+
+
+def _gather(vals: np.ndarray, layout: np.ndarray, shape) -> np.ndarray:
+    """Per-warp fragments ``vals`` (W, 32, n) -> matrices (W, rows, cols)."""
+    out = np.zeros((vals.shape[0],) + tuple(shape), vals.dtype)
+    out[:, layout[..., 0], layout[..., 1]] = vals
+    return out
+
+
+def _halves(regs: np.ndarray) -> np.ndarray:
+    """(W, 32, r) uint32 registers -> (W, 32, 2r) uint16 values, lower half first."""
+    r = regs.astype(np.uint32)
+    return np.stack([(r & np.uint32(0xFFFF)), r >> np.uint32(16)], -1).reshape(r.shape[0], 32, -1).astype(np.uint16)
+
+
+def _values(bits: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """Raw f16/bf16 bits -> (float64 values, unbiased exponents with subnormals at the minimum)."""
+    bits = np.asarray(bits, np.uint16)
+    if kind == "f16":
+        v = bits.view(np.float16).astype(np.float64)
+        field, bias = (bits >> np.uint16(10)) & np.uint16(0x1F), 15
+    elif kind == "bf16":
+        v = (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+        field, bias = (bits >> np.uint16(7)) & np.uint16(0xFF), 127
+    else:
+        raise ValueError(f"mma input type {kind!r}")
+    e = np.maximum(field.astype(np.int64), 1) - bias
+    return v, e
+
+
+def _fused_sum(a_bits, b_bits, c, kind: str, c_emin: int = -126):
+    """The truncated exact sum of ``c + sum_k a_k b_k`` (float64, exact) and the masks of NaN and
+    non-finite results.  ``a_bits``, ``b_bits``: (..., K) uint16; ``c``: (...) float64."""
+    a, ea = _values(a_bits, kind)
+    b, eb = _values(b_bits, kind)
+    with np.errstate(all="ignore"):
+        p = a * b                                           # exact: at most 22 significant bits
+        nz = (a != 0) & (b != 0) & np.isfinite(p)
+        ep = np.where(nz, ea + eb, _NONE).max(-1)
+        cfin = np.isfinite(c) & (c != 0)
+        _, fe = np.frexp(np.where(cfin, c, 1.0))
+        ec = np.where(cfin, np.maximum(fe - 1, c_emin), _NONE)
+        E = np.maximum(ep, ec)
+        E = np.where(E == _NONE, 0, E)
+        q = np.ldexp(1.0, E - FRACTION_BITS)
+        terms = np.concatenate([np.where(cfin, c, 0.0)[..., None], np.where(nz, p, 0.0)], -1)
+        s = np.trunc(terms / q[..., None]).sum(-1) * q       # exact: < 2**31 units of q
+        full = np.concatenate([c[..., None], p], -1)
+        special = ~np.isfinite(full).all(-1)
+        special_val = full.sum(-1)                          # inf, or NaN for inf - inf / inf * 0 / NaN
+    return s, special, special_val
+
+
+def dot_f32(a_bits, b_bits, c, kind: str = "f16") -> np.ndarray:
+    """``d = c + sum_k a_k * b_k`` as the H100's tensor core computes an element of
+    ``mma.sync ... .f32.{f16,bf16}.{f16,bf16}.f32`` (algorithm in the module docstring).
+
+    ``a_bits``, ``b_bits``: (..., K) uint16 raw bits of ``kind`` (``"f16"`` or ``"bf16"``)
+    values, K = 16 for m16n8k16; ``c``: (...) float32.  Returns (...) float32; NaN results are
+    ``0x7fffffff``.  Raises ``ValueError`` for another ``kind``.
+    """
+    c64 = np.asarray(c, np.float32).astype(np.float64)
+    s, special, sv = _fused_sum(a_bits, b_bits, c64, kind)
+    with np.errstate(all="ignore"):
+        r = s.astype(np.float32)                            # nearest; then toward zero:
+        r = np.where(np.abs(r.astype(np.float64)) > np.abs(s), np.nextafter(r, np.float32(0)), r)
+        r = np.where(np.abs(s) >= 2.0 ** 128, np.copysign(np.float32(np.inf), s).astype(np.float32), r)  # overflow: inf
+        r = np.where(r == 0, np.float32(0.0), r)            # zero results are +0.0
+        r = np.where(special, sv.astype(np.float32), r)
+    u = np.where(np.isnan(r), np.uint32(0x7FFFFFFF), r.view(np.uint32))
+    return u.astype(np.uint32).view(np.float32)
+
+
+def dot_f16(a_bits, b_bits, c_bits) -> np.ndarray:
+    """``d = c + sum_k a_k * b_k`` of ``mma.sync ... .f16.f16.f16.f16``: the truncated sum of
+    the module docstring rounded to nearest even to f16 (zero results +0.0, NaN ``0x7fff``).
+
+    ``a_bits``, ``b_bits``: (..., K) uint16 f16 bits; ``c_bits``: (...) uint16 f16 bits.
+    Returns (...) uint16 f16 bits.
+    """
+    c64 = np.asarray(c_bits, np.uint16).view(np.float16).astype(np.float64)
+    s, special, sv = _fused_sum(a_bits, b_bits, c64, "f16", -14)
+    with np.errstate(all="ignore"):
+        r = np.where(special, sv, s).astype(np.float16)     # numpy rounds float64 -> f16 once, to nearest
+        r = np.where(r == 0, np.float16(0.0), r)
+    u = r.view(np.uint16)
+    return np.where(np.isnan(r), np.uint16(0x7FFF), u).astype(np.uint16)
+
+
+def mma_m16n8k16(a_regs, b_regs, c_regs, ab: str, acc: str) -> np.ndarray:
+    """One ``mma.sync.aligned.m16n8k16.row.col`` per warp, on registers.
+
+    ``a_regs``: (W, 32, 4) uint32; ``b_regs``: (W, 32, 2) uint32; ``c_regs``: (W, 32, 4)
+    float32 (``acc="f32"``) or (W, 32, 2) uint32 (``acc="f16"``); ``ab``: ``"f16"`` or
+    ``"bf16"`` (``acc="f16"`` needs ``ab="f16"``).  Returns D in the layout of C: (W, 32, 4)
+    float32 or (W, 32, 2) uint32.  Raises ``ValueError`` for other type combinations.
+    """
+    if acc not in ("f32", "f16") or ab not in ("f16", "bf16") or (acc == "f16" and ab != "f16"):
+        raise ValueError(f"mma.m16n8k16 .{acc}.{ab}.{ab}.{acc} is not supported")
+    W = np.asarray(a_regs).shape[0]
+    A = _gather(_halves(np.asarray(a_regs)), A_LAYOUT, (16, 16))          # (W, 16, 16) bits
+    B = _gather(_halves(np.asarray(b_regs)), B_LAYOUT, (16, 8))           # (W, 16 k, 8 n) bits
+    Bt = np.swapaxes(B, 1, 2)                                             # (W, 8 n, 16 k)
+    a = np.broadcast_to(A[:, :, None, :], (W, 16, 8, 16))
+    b = np.broadcast_to(Bt[:, None, :, :], (W, 16, 8, 16))
+    rows, cols = C_LAYOUT[..., 0], C_LAYOUT[..., 1]
+    if acc == "f32":
+        C = _gather(np.asarray(c_regs, np.float32), C_LAYOUT, (16, 8))
+        D = dot_f32(a, b, C, ab)
+        return D[:, rows, cols]
+    C = _gather(_halves(np.asarray(c_regs)), C_LAYOUT, (16, 8))
+    D = dot_f16(a, b, C)
+    d = D[:, rows, cols].astype(np.uint32)                                # (W, 32, 4)
+    return d[..., 0::2] | (d[..., 1::2] << np.uint32(16))
+
+
+def ldmatrix_layout(n_mat: int, trans: bool) -> np.ndarray:
+    """Where each destination value of ``ldmatrix.m8n8.x{n_mat}{.trans}.b16`` comes from:
+    int array (32 lanes, n_mat registers, 2 halves, 2) of (address lane, b16 column in that
+    lane's 16-byte row).  The lane ``8j + r`` supplies the address of row ``r`` of matrix ``j``
+    (PTX ISA 9.0 §9.7.14.5.15)."""
+    if n_mat not in (1, 2, 4):
+        raise ValueError(f"ldmatrix .x{n_mat}")
+    lane = np.arange(32)[:, None, None]
+    j = np.arange(n_mat)[None, :, None]
+    h = np.arange(2)[None, None, :]
+    r, c = lane >> 2, 2 * (lane & 3) + h
+    if trans:
+        r, c = c, r
+    return np.stack(np.broadcast_arrays(8 * j + r, c + 0 * j), -1)
