@@ -214,3 +214,21 @@ def test_straight_line_regions_issue_in_the_order_ptxas_scheduled():
             ptx_only = res.cycles
     assert order == {False: False, True: True}
     assert with_sass < ptx_only  # two loads in flight per iteration instead of one
+
+
+@pytest.mark.sass
+def test_shared_loads_ptxas_merges_into_lds128_take_one_vector_data_stage():
+    # matmul_smem_regtile reads a[0..3] = sA[ki][ty * 4 + v] with four ld.shared.f32; ptxas
+    # makes one LDS.128 of them: the load it is attributed to takes a 16-byte-per-lane data
+    # stage, the other three none (and no issue slot).
+    from gpusim.timing.decode import decode
+
+    k, text = _kernel(ptx_path(CASES["matmul_smem_regtile"]), "matmul_smem_regtile")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    timed = decode(k, gpusim.config.load("h100"), ks)
+    shared = [t for t in timed if t.space == "shared" and t.kind.value == "ld"]
+    assert {t.shared_width for t in shared} == {0, 16}
+    for t in shared:
+        assert (t.shared_width == 16) == ("LDS.128" in ks.ops[t.pc])
+        assert t.shared_width or t.slots == len(ks.ops[t.pc]) == 0
+    assert all(t.shared_width == -1 for t in decode(k, gpusim.config.load("h100")))  # PTX costs: as written

@@ -62,6 +62,11 @@ class Timed:
             (global, local and generic: the L1TEX path) or ``""``.
         slots: issue cycles: SASS instructions per warp execution (1 without SASS costs).
         skip_slots: an if-converted branch: issue cycles when every active thread takes it.
+        shared_width: a shared-memory load's bytes per lane as ptxas emits it (``LDS``: 4,
+            ``LDS.64``: 8, ``LDS.128``: 16): where ptxas merged several ``ld.shared.f32`` of
+            consecutive words into one ``LDS.128``, the load it attributes that to takes the
+            vector load's data stage, and the others, ``0``, none (their words come with it);
+            ``-1`` without SASS costs (the PTX access as it is).
     """
 
     pc: int
@@ -77,6 +82,7 @@ class Timed:
     queue: str = ""
     slots: int = 1
     skip_slots: int = 0
+    shared_width: int = -1
 
 
 def _names(op) -> list[str]:
@@ -130,7 +136,7 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
         reason = "wait"
     cache_l1 = not any(m in ins.mods for m in ("cg", "cv", "volatile"))
     queue = "mio" if space == "shared" else "lg" if space and space not in ("param", "const") else ""
-    latency, slots, skip = spec.latency, 1, 0
+    latency, slots, skip, shared_width = spec.latency, 1, 0, -1
     if sass is not None:
         sass_ops = sass.ops[ins.index]
         if len(sass_ops) == 1 and not space and unit in ("alu", "imad") and sass_unit(sass_ops[0]) in ("alu", "imad"):
@@ -140,6 +146,12 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
             spec = cfg.sm.units[unit]
             latency = spec.latency
         slots = max(len(sass_ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
+        if kind is Kind.LD and space == "shared":
+            lds = [o for o in sass_ops if o.startswith("LDS")]
+            if not lds:  # its words come with another load's vector LDS (or it was removed)
+                shared_width, slots = 0, len(sass_ops)
+            else:
+                shared_width = max(int(o.split(".")[-1]) // 8 if o.split(".")[-1].isdigit() else 4 for o in lds)
         skip = sass.skipped_slots(ins.index)
         if slots == 0:
             latency = 0  # folded into the instructions that use its result
@@ -151,7 +163,7 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
                 units.pop()
             latency += sum(cfg.sm.units[u].latency for u in units)
     return Timed(ins.index, kind, unit, latency, spec.issue_interval, tuple(dict.fromkeys(reads + writes)),
-                 tuple(writes), reason, space, cache_l1, queue, slots, skip)
+                 tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width)
 
 
 def decode(kernel: Kernel, cfg: GPUConfig, sass: KernelSass | None = None) -> list[Timed]:

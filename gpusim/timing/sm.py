@@ -117,6 +117,16 @@ class IssueEvent(NamedTuple):
     slots: int = 1
 
 
+def _warp_wavefronts(acc, addrs: np.ndarray, width: int, load: bool) -> int:
+    """Shared memory's wavefronts (§5) of one warp's access ``acc`` at byte ``addrs`` (one per
+    lane of ``acc.lanes``), ``width`` bytes a lane."""
+    rows = np.zeros((1, 32), np.int64)
+    act = np.zeros((1, 32), np.bool_)
+    rows[0, acc.lanes & 31] = addrs
+    act[0, acc.lanes & 31] = True
+    return int(shared_wavefronts(rows, width, load, act).wavefronts[0])
+
+
 def _data_wavefronts(addrs: np.ndarray, acc) -> int:
     """The L1 data stage's wavefronts for one warp's global or local load: shared memory's bank
     rule (:func:`gpusim.memmodel.shared_wavefronts`) over the lanes' byte addresses, as the
@@ -502,15 +512,16 @@ class SM:
                 continue
             if acc.space == "shared":
                 wf = acc.wavefronts
-                if wf is None:  # shared atomics: read and write the words of a store pattern
-                    rows = np.zeros((1, 32), np.int64)
-                    act = np.zeros((1, 32), np.bool_)
-                    rows[0, acc.lanes & 31] = acc.addrs
-                    act[0, acc.lanes & 31] = True
-                    wf = 2 * int(shared_wavefronts(rows, max(4, acc.width), False, act).wavefronts[0])
+                vector = w.timed.shared_width
+                if vector == 0:  # its words came with another load's LDS.128 (decode.Timed.shared_width)
+                    wf = 0
+                elif vector > acc.width and acc.op == "ld":  # the LDS.128 ptxas made of several loads
+                    wf = _warp_wavefronts(acc, acc.addrs.astype(np.int64) & -vector, vector, True)
+                elif wf is None:  # shared atomics: read and write the words of a store pattern
+                    wf = 2 * _warp_wavefronts(acc, acc.addrs, max(4, acc.width), False)
                 t0 = max(now, self.shared_free)
                 self.shared_free = t0 + wf
-                done = max(done, t0 + wf - 1 + launch.cfg.shared.latency_cycles)
+                done = max(done, t0 + max(wf, 1) - 1 + launch.cfg.shared.latency_cycles)
                 continue
             a = acc.addrs
             if acc.space == "local":
