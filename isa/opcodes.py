@@ -41,6 +41,7 @@ class Kind(str, Enum):
     SHFL = "shfl"
     VOTE = "vote"
     ACTIVEMASK = "activemask"
+    MMA = "mma"          # warp-collective matrix multiply-accumulate (tensor cores)
 
 
 INT = frozenset({"s16", "s32", "s64", "u16", "u32", "u64"})
@@ -131,6 +132,8 @@ class OpSpec:
         sig: ``sig(instr) -> (destination types, source types)`` for ALU rows.
         required: modifier groups of which exactly one must be present.
         doc: one line, with the PTX ISA section.
+        check: ``check(types, mods) -> str | None``: a rule the generic checks cannot express
+            (which type combinations exist); the parser reports the returned message.
     """
 
     name: str
@@ -144,6 +147,7 @@ class OpSpec:
     fn: Callable | None = None
     sig: Callable | None = None
     required: tuple[frozenset[str], ...] = ()
+    check: Callable | None = None
 
     def unit_of(self, ins) -> str:
         """The timing unit class of ``ins``."""
@@ -413,6 +417,24 @@ def _bfind(i, a):
     return intops.bfind(a, i.ty, shiftamt=i.has("shiftamt"))
 
 
+#: The mma.sync type combinations supported (d, a, b, c), PTX ISA 9.0 §9.7.14.5.14.
+MMA_TYPES = {("f32", "f16", "f16", "f32"): ("f32", "f16"), ("f32", "bf16", "bf16", "f32"): ("f32", "bf16"),
+             ("f16", "f16", "f16", "f16"): ("f16", "f16")}
+
+
+def _mma_check(types, mods) -> str | None:
+    if tuple(types) not in MMA_TYPES:
+        return (f"mma type combination .{'.'.join(types)} is not supported (supported: "
+                + ", ".join("." + ".".join(t) for t in MMA_TYPES) + ")")
+    return None
+
+
+def _ldmatrix_check(types, mods) -> str | None:
+    if "x1" not in mods and "x2" not in mods and "x4" not in mods:
+        return "ldmatrix needs one of .x1/.x2/.x4"
+    return None
+
+
 # ---------------------------------------------------------------- the table
 _R = ROUND | {"ftz", "sat"}
 _ROWS = [
@@ -570,6 +592,18 @@ _ROWS = [
            mods=frozenset({"sync", "up", "down", "bfly", "idx"}), required=(frozenset({"sync"}), frozenset({"up", "down", "bfly", "idx"}))),
     OpSpec("vote", Kind.VOTE, "alu", frozenset({"pred", "b32"}), (3,), "all/any/uni of a predicate over the warp, or its ballot (9.7.13.9)",
            mods=frozenset({"sync", "all", "any", "uni", "ballot"}), required=(frozenset({"sync"}), frozenset({"all", "any", "uni", "ballot"}))),
+    # Tensor cores (PTX 9.7.14.5)
+    OpSpec("mma", Kind.MMA, "tensor", frozenset({"f32", "f16", "bf16"}), (4,),
+           "warp-collective D = A * B + C, m16n8k16 .row.col, f16/bf16 inputs, f32 or f16 accumulators, "
+           "H100 tensor-core rounding (9.7.14.5.14)",
+           mods=frozenset({"sync", "aligned", "m16n8k16", "row", "col"}), n_types=(4,),
+           required=(frozenset({"sync"}), frozenset({"aligned"}), frozenset({"m16n8k16"}), frozenset({"row"}),
+                     frozenset({"col"})), check=_mma_check),
+    OpSpec("ldmatrix", Kind.LD, "lsu", frozenset({"b16"}), (2,),
+           "warp-collective load of one, two or four 8x8 b16 matrices from shared memory into mma fragments (9.7.14.5.15)",
+           mods=frozenset({"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared", "shared::cta"}),
+           required=(frozenset({"sync"}), frozenset({"aligned"}), frozenset({"m8n8"}), frozenset({"x1", "x2", "x4"})),
+           check=_ldmatrix_check),
     OpSpec("activemask", Kind.ACTIVEMASK, "alu", frozenset({"b32"}), (1,), "d = mask of the lanes executing this instruction (9.7.13.10)"),
 ]
 
@@ -582,7 +616,7 @@ REFUSED: tuple[tuple[str, str], ...] = (
     ("tex, tld4, txq", "texture fetches and queries (texture objects are not modelled)"),
     ("suld, sust, sured, suq", "surface loads, stores, reductions and queries"),
     ("cp.async, cp.async.bulk(.tensor), cp.reduce.async.bulk, mbarrier", "asynchronous copies, TMA and their barriers"),
-    ("wgmma, mma, ldmatrix, stmatrix, movmatrix", "tensor cores (with half precision: later work)"),
+    ("wgmma, stmatrix, movmatrix", "warpgroup tensor cores and matrix stores (mma.sync m16n8k16 and ldmatrix are supported)"),
     ("call, .func", "device functions and calls: printf (vprintf), assert (__assertfail), __device__ "
                     "functions nvcc did not inline"),
     ("isspacep, elect, griddepcontrol, setmaxnreg, multimem, ...", "every other opcode not in this table"),

@@ -431,6 +431,10 @@ class _Builder:
             if n != 1:
                 choices = "/".join("." + g for g in sorted(group))
                 raise self.err(mtok, f"{mnemonic!r} needs exactly one of {choices}")
+        if spec.check is not None:
+            why = spec.check(types, mods)
+            if why:
+                raise self.err(mtok, why)
         operands = tuple(self.operand(o, st) for o in children)
         if len(operands) not in spec.n_operands:
             want = " or ".join(str(n) for n in spec.n_operands)

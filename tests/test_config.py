@@ -166,12 +166,12 @@ def test_override_bad_value_names_field_and_reason():
         cfg.with_overrides({"sm.max_warps": "many"})
     with pytest.raises(ConfigError, match=r"warp_size: Input should be 32"):
         cfg.with_overrides({"warp_size": 64})
-    with pytest.raises(ConfigError, match=r"unknown field 'sm.units.tensor' \(known here: alu, branch, fma, fp64"):
-        cfg.with_overrides({"sm.units.tensor": {"latency": 1, "issue_interval": 1, "count": 1}})
-    units = {name: {"latency": 4, "issue_interval": 1, "count": 1} for name in UNIT_NAMES + ("tensor",)}
-    with pytest.raises(ConfigError, match=r"sm.units: unknown functional unit\(s\) 'tensor'; the unit classes are alu"):
+    with pytest.raises(ConfigError, match=r"unknown field 'sm.units.rtcore' \(known here: alu, branch, fma, fp64"):
+        cfg.with_overrides({"sm.units.rtcore": {"latency": 1, "issue_interval": 1, "count": 1}})
+    units = {name: {"latency": 4, "issue_interval": 1, "count": 1} for name in UNIT_NAMES + ("rtcore",)}
+    with pytest.raises(ConfigError, match=r"sm.units: unknown functional unit\(s\) 'rtcore'; the unit classes are alu"):
         cfg.with_overrides({"sm.units": units})
-    del units["tensor"], units["sync"]
+    del units["rtcore"], units["sync"]
     with pytest.raises(ConfigError, match=r"sm.units: missing functional unit\(s\): sync"):
         cfg.with_overrides({"sm.units": units})
 

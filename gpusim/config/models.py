@@ -37,7 +37,7 @@ __all__ = [
 
 #: Functional-unit classes, as the ISA's opcode table names them (``isa.Unit``
 #: plus ``fp64``). A configuration must give a :class:`UnitSpec` for each.
-UNIT_NAMES: tuple[str, ...] = ("alu", "fma", "imad", "fp64", "sfu", "lsu", "shfl", "branch", "sync")
+UNIT_NAMES: tuple[str, ...] = ("alu", "fma", "imad", "fp64", "sfu", "lsu", "shfl", "branch", "sync", "tensor")
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 

@@ -584,4 +584,5 @@ _HANDLERS = {
     Kind.BAR: _bar, Kind.FENCE: _fence,
     Kind.LD: memops.load, Kind.ST: memops.store, Kind.ATOM: memops.atomic,
     Kind.SHFL: warpops.shfl, Kind.VOTE: warpops.vote, Kind.ACTIVEMASK: warpops.activemask,
+    Kind.MMA: warpops.mma,
 }

@@ -17,12 +17,13 @@ import numpy as np
 from gpusim.errors import KernelFault
 from gpusim.functional.executor import Executor
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, MemoryFault, check_aligned
+from gpusim.functional.warpops import check_members
 from gpusim.memmodel import constant_transactions, global_sectors, shared_wavefronts
-from isa import fp
+from isa import fp, mma
 from isa.ir import Addr, Instr, Reg, Sym, Vec
 from isa.types import TYPES
 
-__all__ = ["Access", "load", "store", "atomic", "state_space", "effective_addresses"]
+__all__ = ["Access", "load", "ldmatrix", "store", "atomic", "state_space", "effective_addresses"]
 
 _SPACES = ("global", "shared", "local", "param", "const")
 
@@ -199,8 +200,10 @@ def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, w
             add(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", int(cost.requests.sum()))
             add(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", int(cost.sectors.sum()))
             continue
-        width = max(4, width)
         rows = rows.astype(np.int64)
+        if width < 4:   # 8- and 16-bit accesses: the 4-byte bank word they fall in (no conflict within a word)
+            rows = rows & ~np.int64(3)
+        width = max(4, width)
         per_warp = np.full(rows.shape[0], width // 4, np.int64)
         conflicts = 0
         rest = None
@@ -244,7 +247,9 @@ def _account_const(ex: Executor, pc: int, addrs: np.ndarray, lanes: np.ndarray, 
 
 
 def load(ex: Executor, ins: Instr, sel) -> None:
-    """``ld``: d = memory[a] (vectors: d_j = memory[a + j * size])."""
+    """``ld``: d = memory[a] (vectors: d_j = memory[a + j * size]); ``ldmatrix`` goes to :func:`ldmatrix`."""
+    if ins.op == "ldmatrix":
+        return ldmatrix(ex, ins, sel)
     g = ex.guarded(ins, sel)
     if g is None or g.size:
         dst, addr = ins.operands
@@ -274,6 +279,48 @@ def load(ex: Executor, ins: Instr, sel) -> None:
         for r, v in zip(regs, vals):
             if r is not None:
                 ex.write(r, v, ty, g)
+    ex.advance(sel, ins.index + 1)
+
+
+def ldmatrix(ex: Executor, ins: Instr, sel) -> None:
+    """``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 d, [a]``: lanes
+    ``8j .. 8j+7`` of each warp give the 16-byte-aligned addresses of the rows of matrix ``j``;
+    every lane receives its mma fragment of each matrix (layout: :func:`isa.mma.ldmatrix_layout`,
+    PTX ISA 9.0 §9.7.14.5.15). The warp's lanes must all execute it (as for shfl.sync). Counted
+    and timed as a shared load of 16 bytes per address lane."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        dst, addr = ins.operands
+        lanes = np.arange(ex.T) if g is None else g
+        check_members(ex, ins, lanes, np.full(lanes.size, 0xFFFFFFFF, np.uint32))
+        n_mat = 4 if ins.has("x4") else 2 if ins.has("x2") else 1
+        space = state_space(ins)
+        a_all = np.zeros(ex.T, np.uint64)
+        a_all[lanes] = effective_addresses(ex, ins, addr, g)
+        warps = np.unique(lanes >> 5)
+        src = (warps[:, None] * 32 + np.arange(8 * n_mat)[None, :]).reshape(-1)     # the address lanes
+        src = src[src < ex.T]
+        a = a_all[src]
+        check_aligned(a, 16, space)
+        _account(ex, ins.index, "ld", space, a, src, 16)
+        rows = np.zeros((src.size, 8), np.uint16)
+        u16 = np.dtype(np.uint16)
+        for k in range(8):
+            for view, idx, sub in _parts(ex, space, a + np.uint64(2 * k), src, u16):
+                if sub is None:
+                    rows[:, k] = view[idx]
+                else:
+                    rows[sub, k] = view[idx]
+        table = np.zeros((warps.size, 32, 8), np.uint16)
+        wrow = np.searchsorted(warps, src >> 5)
+        table[wrow, src & 31] = rows
+        lay = mma.ldmatrix_layout(n_mat, ins.has("trans"))                          # (32, n, 2, 2)
+        row = np.searchsorted(warps, lanes >> 5)
+        ln = lanes & 31
+        for j, r in enumerate(dst.items):
+            lo = table[row, lay[ln, j, 0, 0], lay[ln, j, 0, 1]].astype(np.uint32)
+            hi = table[row, lay[ln, j, 1, 0], lay[ln, j, 1, 1]].astype(np.uint32)
+            ex.write(r, lo | (hi << np.uint32(16)), "b32", g)
     ex.advance(sel, ins.index + 1)
 
 

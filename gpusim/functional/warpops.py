@@ -1,5 +1,5 @@
 """Warp-level instructions of the functional engine: shfl.sync, vote.sync, match.sync,
-redux.sync, activemask.
+redux.sync, activemask, and the tensor cores' mma.sync.
 
 Owns: lane exchange within a warp (PTX ISA 9.0 §9.7.9.6 pseudo-code for
 ``shfl.sync``), warp votes (§9.7.13.9), and the check that every lane named in
@@ -16,9 +16,11 @@ import numpy as np
 
 from gpusim.errors import KernelFault
 from gpusim.functional.executor import Executor
+from isa import mma as mmaops
 from isa.ir import Instr, PredPair
+from isa.types import TYPES
 
-__all__ = ["shfl", "vote", "activemask", "match", "redux"]
+__all__ = ["shfl", "vote", "activemask", "match", "redux", "mma", "check_members"]
 
 
 def _lanes(ex: Executor, sel) -> np.ndarray:
@@ -33,7 +35,7 @@ def _warp_bits(ex: Executor, lanes: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint64).astype(np.uint32)
 
 
-def _check_members(ex: Executor, ins: Instr, lanes: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def check_members(ex: Executor, ins: Instr, lanes: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Return the active-lane mask of each lane's warp; raise if a lane named in
     ``mask`` is live but not executing this instruction."""
     active = _warp_bits(ex, lanes)
@@ -64,7 +66,7 @@ def shfl(ex: Executor, ins: Instr, sel) -> None:
         dst, a_op, b_op, c_op, m_op = ins.operands
         lanes = _lanes(ex, g)
         mask = ex.read(m_op, "b32", g)
-        _check_members(ex, ins, lanes, mask)
+        check_members(ex, ins, lanes, mask)
         a_all = ex.read(a_op, "b32", None)
         lane = ex.lane[lanes].astype(np.int64)
         b = ex.read(b_op, "b32", g).astype(np.int64) & 31
@@ -108,7 +110,7 @@ def vote(ex: Executor, ins: Instr, sel) -> None:
         dst, p_op, m_op = ins.operands
         lanes = _lanes(ex, g)
         mask = ex.read(m_op, "b32", g)
-        act = _check_members(ex, ins, lanes, mask)
+        act = check_members(ex, ins, lanes, mask)
         p = ex.read(p_op, "pred", g)
         ballot = _warp_bits(ex, lanes[p])[lanes >> 5] & mask
         members = act & mask
@@ -146,7 +148,7 @@ def match(ex: Executor, ins: Instr, sel) -> None:
         dst, a_op, m_op = ins.operands
         lanes = _lanes(ex, g)
         mask = ex.read(m_op, "b32", g)
-        act = _check_members(ex, ins, lanes, mask)
+        act = check_members(ex, ins, lanes, mask)
         a = ex.read(a_op, ins.ty, g).astype(np.uint64)
         row, _ = _group_by_warp(lanes, mask)
         nrow = int(row[-1]) + 1 if lanes.size else 0
@@ -180,7 +182,7 @@ def redux(ex: Executor, ins: Instr, sel) -> None:
         dst, a_op, m_op = ins.operands
         lanes = _lanes(ex, g)
         mask = ex.read(m_op, "b32", g)
-        act = _check_members(ex, ins, lanes, mask)
+        act = check_members(ex, ins, lanes, mask)
         ty = ins.ty
         a = ex.read(a_op, ty, g)
         row, _ = _group_by_warp(lanes, mask)
@@ -201,4 +203,39 @@ def redux(ex: Executor, ins: Instr, sel) -> None:
                "xor": lambda v: np.bitwise_xor.reduce(v, axis=1)}[op](full)
         res = (red.astype(np.int64) & 0xFFFFFFFF).astype(np.uint32)
         ex.write(dst, res.view(np.int32) if ty == "s32" else res, "s32" if ty == "s32" else ty, g)
+    ex.advance(sel, ins.index + 1)
+
+
+def _warp_regs(ex: Executor, ops, ty: str, warps: np.ndarray) -> np.ndarray:
+    """Registers ``ops`` (a Vec's items) of every lane of ``warps`` as (len(warps), 32, len(ops))
+    arrays of ``ty``; lanes past the last thread of the chunk read 0."""
+    out = np.zeros((warps.size, 32, len(ops)), TYPES[ty].dtype)
+    idx = (warps[:, None] * 32 + np.arange(32)[None, :])
+    ok = idx < ex.T
+    for j, op in enumerate(ops):
+        v = ex.read(op, ty, None)
+        out[:, :, j][ok] = v[idx[ok]]
+    return out
+
+
+def mma(ex: Executor, ins: Instr, sel) -> None:
+    """``mma.sync.aligned.m16n8k16.row.col.dtype.atype.btype.ctype d, a, b, c``: one matrix
+    multiply-accumulate per warp (PTX ISA 9.0 §9.7.14.5.14), every lane of the warp taking part
+    (a live lane that is not converged with the others is an error, as for shfl.sync). The
+    fragments and the H100's arithmetic are :mod:`isa.mma`'s."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        d_op, a_op, b_op, c_op = ins.operands
+        lanes = _lanes(ex, g)
+        check_members(ex, ins, lanes, np.full(lanes.size, 0xFFFFFFFF, np.uint32))
+        d_ty, ab, _, c_ty = ins.types
+        warps = np.unique(lanes >> 5)
+        a = _warp_regs(ex, a_op.items, "b32", warps)
+        b = _warp_regs(ex, b_op.items, "b32", warps)
+        c = _warp_regs(ex, c_op.items, "f32" if c_ty == "f32" else "b32", warps)
+        d = mmaops.mma_m16n8k16(a, b, c, ab, d_ty)
+        row = np.searchsorted(warps, lanes >> 5)
+        reg_ty = "f32" if d_ty == "f32" else "b32"
+        for j, r in enumerate(d_op.items):
+            ex.write(r, d[row, lanes & 31, j], reg_ty, g)
     ex.advance(sel, ins.index + 1)

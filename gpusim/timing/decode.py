@@ -39,7 +39,7 @@ from isa.opcodes import Kind
 __all__ = ["Timed", "decode", "EXIT"]
 
 #: Kinds whose first operand is a destination register.
-_WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK}
+_WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK, Kind.MMA}
 
 
 @dataclass(frozen=True, slots=True)

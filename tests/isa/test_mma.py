@@ -98,3 +98,23 @@ def test_nan_and_infinities():
 def test_unsupported_type_combinations_raise():
     with pytest.raises(ValueError):
         mma.mma_m16n8k16(np.zeros((1, 32, 4)), np.zeros((1, 32, 2)), np.zeros((1, 32, 2)), "bf16", "f16")
+
+
+def _kernel(body: str) -> str:
+    return (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+            ".reg .b32 %r<9>;\n.reg .f32 %f<9>;\n" + body + "\nret;\n}\n")
+
+
+@pytest.mark.parametrize("line, message", [
+    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.bf16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r1,%r2}, {%f1,%f2,%f3,%f4};",
+     r"mma type combination .f32.f16.bf16.f32 is not supported \(supported: .f32.f16.f16.f32, .f32.bf16.bf16.f32, .f16.f16.f16.f16\)"),
+    ("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2}, {%r1}, {%f1,%f2,%f3,%f4};",
+     r"unsupported modifier .m16n8k8 on 'mma'"),
+    ("mma.sync.aligned.m16n8k16.row.row.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r1,%r2}, {%f1,%f2,%f3,%f4};",
+     r"needs exactly one of .(row|col)"),
+    ("ldmatrix.sync.aligned.m8n8.trans.shared.b16 {%r1}, [%r2];", r"needs exactly one of .x1/.x2/.x4"),
+])
+def test_unsupported_mma_forms_are_refused_at_load_time(line, message):
+    from isa import PTXError, parse
+    with pytest.raises(PTXError, match=message):
+        parse(_kernel(line), "user.ptx")

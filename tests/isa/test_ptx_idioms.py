@@ -89,9 +89,8 @@ def test_a_block_register_is_unknown_after_its_block():
      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"),
     ("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 1, 1, 0, 0;",
      "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16"),
-    ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1,%f2,%f3,%f4}, {%r1,%r2,%r3,%r4}, {%r1,%r2}, {%f1,%f2,%f3,%f4};",
-     "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
-    ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2, %r3, %r4}, [%r1];", "ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+    ("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r1, %r2, %r3, %r4};", "stmatrix.sync.aligned.m8n8.x4.shared.b16"),
+    ("movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;", "movmatrix.sync.aligned.m8n8.trans.b16"),
     ("mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;", "mbarrier.try_wait.parity.shared::cta.b64"),
 ])
 def test_unsupported_instructions_are_refused_in_one_line_whatever_their_operands(line, opcode):
