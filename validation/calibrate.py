@@ -15,6 +15,17 @@ Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
 * a chain of 4096 dependent ``fmaf`` -- cycles per FMA;
 * copy bandwidth: a 1 GiB device-to-device ``cupy`` copy, CUDA events, median of 10:
   (bytes read + bytes written) / seconds;
+* DRAM's loaded latency (Little's law): every warp keeps one coalesced 128-byte ``__ldcg`` in
+  flight (``i = next[i]`` over a 1 GiB ring, each word read once), 1, 2, 4 and 8 CTAs of 256
+  threads per SM; from the CUDA-event time, the rate ``r`` (bytes / s) and the round trip
+  ``warps x 128 B / r`` (cycles). ``dram.queue_cycles`` is the slope of the round trip over
+  ``u / (1 - u)``, ``u = r /`` the base configuration's peak bandwidth: the timing model's
+  curve (:class:`gpusim.timing.memsys.DRAM`), least squares with an intercept;
+* the launch overhead, where Nsight Compute's ``ncu`` is found: ``sm__cycles_elapsed.avg`` of an
+  empty 1-CTA kernel (median of 5 launches, clocks untouched), as the H100's
+  ``launch_overhead_cycles`` (4,400) plus this GPU's difference from the H100's empty kernel
+  (:data:`H100_EMPTY_KERNEL_CYCLES`). CUDA events cannot measure it: on one H100 an empty
+  kernel timed 8.9 and 10.2 us in two runs, against ncu's 2.1 us;
 * the block scheduler's dispatch rate: empty kernels of 16,896 and 135,168 CTAs of 32
   threads, CUDA events, median of 10 each: the difference in seconds times the SM clock over
   the difference in CTAs (on the H100 1.19 cycles per CTA, as ``ncu``'s
@@ -93,9 +104,23 @@ extern "C" __global__ void fma_chain(float* x, int steps, long long* cycles) {
     long long t1 = clock64();
     x[3] = a; cycles[0] = t1 - t0;
 }
+// Little's law: each warp keeps one coalesced 128-byte load in flight (the next index is the load)
+extern "C" __global__ void stream_chase(const int* __restrict__ next, int steps, int* sink) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int s = 0; s < steps; ++s) i = __ldcg(next + i);
+    if (i < 0) sink[0] = i;
+}
 // nothing: a grid of these measures the block scheduler's dispatch rate
 extern "C" __global__ void empty() {}
 """
+
+#: ``sm__cycles_elapsed.avg`` of an empty kernel of one 32-thread CTA on the H100
+#: (validation/reports/h100/launch_overhead/empty_ncu.csv), where the shipped
+#: ``launch_overhead_cycles`` (4,400) was fitted; calibrate moves the overhead by the difference.
+H100_EMPTY_KERNEL_CYCLES = 4201.65
+H100_LAUNCH_OVERHEAD_CYCLES = 4400
+#: CTAs of 256 threads per SM of the loaded-latency runs.
+LOADED_CTAS_PER_SM = (1, 2, 4, 8)
 
 #: configuration field -> (measurement key, how the value is derived)
 FIELDS = {
@@ -112,6 +137,10 @@ FIELDS = {
     "l2.size_bytes": ("l2_bytes", "l2CacheSize"),
     "cta_dispatch_cycles": ("cta_dispatch_cycles", "empty kernels of 16,896 and 135,168 32-thread CTAs: "
                                                    "difference of median CUDA-event times x SM clock / 118,272 CTAs"),
+    "dram.queue_cycles": ("loaded_latency", "Little's law, one 128 B __ldcg in flight a warp at 1-8 CTAs of 256 "
+                                            "threads per SM: slope of the round trip over u/(1-u), u of the peak"),
+    "launch_overhead_cycles": ("empty_kernel_cycles", "ncu sm__cycles_elapsed.avg of an empty 1-CTA kernel: the "
+                                                      "H100's 4,400 cycles plus the difference from the H100's 4,202"),
 }
 
 _ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.efficiency": lambda v: round(v, 3),
@@ -217,8 +246,26 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     res["copy_seconds_median"] = event_seconds(lambda: b.__setitem__(Ellipsis, a))
     res["copy_bytes_per_s"] = 2 * nbytes / res["copy_seconds_median"]
     progress(f"copy: {res['copy_bytes_per_s'] / 1e12:.3f} TB/s (read + write)")
-    # the block scheduler: empty grids of 128 and 1,024 32-thread CTAs per SM of the H100
+    # DRAM's loaded latency: 1 GiB ring, each warp one 128-byte load in flight
+    f = mod.get_function("stream_chase")
+    words = 1 << 28
+    sink32 = cp.zeros(1, cp.int32)
+    res["loaded_latency"] = []
+    for b in LOADED_CTAS_PER_SM:
+        threads = res["sm_count"] * b * 256
+        nxt = ((cp.arange(words, dtype=cp.int64) + threads) % words).astype(cp.int32)
+        steps = words // threads
+        grid = res["sm_count"] * b
+        secs = event_seconds(lambda g=grid, a=nxt, k=steps: f((g,), (256,), (a, cp.int32(k), sink32)))
+        rate = threads * steps * 4 / secs
+        point = {"ctas_per_sm": b, "seconds": secs, "bytes_per_s": rate,
+                 "latency_cycles": threads // 32 * 128 / rate * res["clock_hz"]}
+        res["loaded_latency"].append(point)
+        progress(f"loaded latency, {b} CTAs/SM: {rate / 1e12:.3f} TB/s, {point['latency_cycles']:.0f} cycles a round trip")
+    # the launch overhead and the block scheduler: empty grids of 1 CTA, and of 128 and 1,024
+    # 32-thread CTAs per SM of the H100
     f = mod.get_function("empty")
+    res["empty_kernel_cycles"] = _empty_kernel_cycles(progress)
     grids = (16_896, 135_168)
     secs = [event_seconds(lambda g=g: f((g,), (32,), ())) for g in grids]
     res["empty_grid_seconds"] = dict(zip(map(str, grids), secs))
@@ -227,18 +274,66 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     return res
 
 
+_EMPTY_LAUNCHES = """
+import cupy
+f = cupy.RawModule(code='extern "C" __global__ void empty() {}').get_function("empty")
+for _ in range(5):
+    f((1,), (32,), ())
+cupy.cuda.Device().synchronize()
+"""
+
+
+def _empty_kernel_cycles(progress: Callable[[str], None]) -> float | None:
+    """Median ``sm__cycles_elapsed.avg`` of 5 empty 1-CTA kernels under ``ncu`` (clocks untouched),
+    or ``None`` (with a message) where ncu is missing or fails."""
+    import subprocess
+    import sys
+
+    from validation.ncu import find_ncu, metric_by_launch
+
+    ncu = find_ncu()
+    if ncu is None:
+        progress("launch overhead: not measured (needs Nsight Compute's ncu on PATH)")
+        return None
+    cmd = [ncu, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg", "--csv", "--page", "raw",
+           "--print-units", "base", sys.executable, "-c", _EMPTY_LAUNCHES]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    cycles = metric_by_launch(done.stdout, "sm__cycles_elapsed.avg", "empty") if done.returncode == 0 else []
+    if not cycles:
+        progress(f"launch overhead: not measured (ncu failed: {done.stderr.strip()[-300:]})")
+        return None
+    value = statistics.median(cycles)
+    progress(f"empty kernel under ncu: {value:.0f} cycles")
+    return value
+
+
 def overrides_from(measured: dict, base: str = "h100") -> dict:
     """{dotted config path: value} from :func:`measure`'s result (latencies rounded to cycles; the
     copy rate as a fraction of ``base``'s peak DRAM bandwidth, at most 1)."""
     from gpusim import config as gpu_config
 
     peak = gpu_config.load(base).dram.bandwidth_bytes_per_s
+    derived = {"dram.efficiency": lambda v: min(1.0, v / peak),
+               "dram.queue_cycles": lambda v: fit_queue_cycles(v, peak)[1],
+               "launch_overhead_cycles": lambda v: H100_LAUNCH_OVERHEAD_CYCLES + v - H100_EMPTY_KERNEL_CYCLES}
     out = {}
     for path, (key, _) in FIELDS.items():
         if key in measured and measured[key] is not None:
-            value = min(1.0, measured[key] / peak) if path == "dram.efficiency" else measured[key]
-            out[path] = _ROUND.get(path, lambda v: int(round(v)))(value)
+            value = derived[path](measured[key]) if path in derived else measured[key]
+            if value is not None:
+                out[path] = _ROUND.get(path, lambda v: int(round(v)))(value)
     return out
+
+
+def fit_queue_cycles(points: list[dict], peak: float) -> tuple[float, float]:
+    """(intercept, slope) in cycles of the least-squares line ``latency = a + q x u / (1 - u)``
+    through the loaded-latency points (``bytes_per_s``, ``latency_cycles``), ``u`` the share of
+    ``peak`` (bytes / s) used, capped at 0.95 as in the timing model; ``q >= 0``."""
+    xs = [min(p["bytes_per_s"] / peak, 0.95) for p in points]
+    xs = [u / (1 - u) for u in xs]
+    ys = [p["latency_cycles"] for p in points]
+    q, a = statistics.linear_regression(xs, ys)
+    return a, max(0.0, q)
 
 
 def _toml_value(v) -> str:
