@@ -22,6 +22,9 @@ GPU_OUTPUTS = Path(__file__).resolve().parents[1] / "validation" / "reports" / "
 TIMING_OUTPUTS = GPU_OUTPUTS.with_name("timing_outputs_h100.npz")
 # test_n outputs recorded by gpusim validate (validation/hardware.py): cases added later (copy_block_size)
 VALIDATE_OUTPUTS = GPU_OUTPUTS.with_name("outputs_h100.npz")
+# test_n outputs of the cases added after those, recorded by validation/probes/suite_on_gpu.py --cases
+# (hgemm_mma: validation/reports/h100/hgemm/, with its default_n check in suite_h100.json there)
+LATER_OUTPUTS = (GPU_OUTPUTS.parent / "hgemm" / "suite_outputs_h100.npz",)
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +33,7 @@ def h100_outputs():
         pytest.skip(f"no recorded H100 outputs at {GPU_OUTPUTS}")
     with np.load(GPU_OUTPUTS) as data:
         outputs = {k: data[k] for k in data.files}
-    for later in (TIMING_OUTPUTS, VALIDATE_OUTPUTS):
+    for later in (TIMING_OUTPUTS, VALIDATE_OUTPUTS, *LATER_OUTPUTS):
         if later.exists():
             with np.load(later) as data:
                 recorded = {k.split("/", 1)[0] for k in outputs}

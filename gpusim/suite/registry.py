@@ -22,7 +22,7 @@ __all__ = ["FAMILIES", "SEED_FAMILIES", "collect", "groups", "load_family"]
 
 #: the family modules whose cases make up ``CASES``, in suite order (case order follows it)
 FAMILIES: tuple[str, ...] = ("reduce", "matmul", "conv", "memory", "ilp", "divergence", "shared",
-                             "micro_shared", "micro_global")
+                             "micro_shared", "micro_global", "hgemm")
 
 #: family modules kept out of ``CASES`` (``gpusim.suite.seeds`` collects them as ``SEED_CASES``)
 SEED_FAMILIES: tuple[str, ...] = ("reduce_int",)
