@@ -132,8 +132,8 @@ class OpSpec:
         sig: ``sig(instr) -> (destination types, source types)`` for ALU rows.
         required: modifier groups of which exactly one must be present.
         doc: one line, with the PTX ISA section.
-        check: ``check(types, mods) -> str | None``: a rule the generic checks cannot express
-            (which type combinations exist); the parser reports the returned message.
+        check: ``check(types, mods, n_operands) -> str | None``: a rule the generic checks cannot
+            express (which type combinations exist); the parser reports the returned message.
     """
 
     name: str
@@ -372,6 +372,14 @@ def _cvt(i, a, b=None):
     return half.relu(r, dst) if i.has("relu") and dst in ("f16", "bf16") else r
 
 
+def _cvt_check(types, mods, n_operands) -> str | None:
+    if (n_operands == 3) != (types[0] in FX2):
+        return "cvt takes three operands (d, a, b) exactly when it packs two f32 into .f16x2/.bf16x2"
+    if types[0] in FX2 and types[1] != "f32":
+        return f"cvt to .{types[0]} converts from .f32 only"
+    return None
+
+
 def _cvt_sig(i):
     if i.types[0] in FX2:
         return (i.types[0],), ("f32", "f32")
@@ -422,14 +430,14 @@ MMA_TYPES = {("f32", "f16", "f16", "f32"): ("f32", "f16"), ("f32", "bf16", "bf16
              ("f16", "f16", "f16", "f16"): ("f16", "f16")}
 
 
-def _mma_check(types, mods) -> str | None:
+def _mma_check(types, mods, n_operands) -> str | None:
     if tuple(types) not in MMA_TYPES:
         return (f"mma type combination .{'.'.join(types)} is not supported (supported: "
                 + ", ".join("." + ".".join(t) for t in MMA_TYPES) + ")")
     return None
 
 
-def _ldmatrix_check(types, mods) -> str | None:
+def _ldmatrix_check(types, mods, n_operands) -> str | None:
     if "x1" not in mods and "x2" not in mods and "x4" not in mods:
         return "ldmatrix needs one of .x1/.x2/.x4"
     return None
@@ -537,7 +545,7 @@ _ROWS = [
     # Data movement and conversion (PTX 9.7.9)
     OpSpec("cvt", Kind.ALU, lambda i: "fp64" if "f64" in i.types else "alu", (ALL - {"pred"}) | FX2, (2, 3),
            "d = a converted between types, with rounding and saturation; cvt.rn.f16x2.f32 d, a, b packs two (9.7.9.21)",
-           mods=ROUND | IROUND | {"ftz", "sat", "relu"}, n_types=(2,), fn=_cvt, sig=_cvt_sig),
+           mods=ROUND | IROUND | {"ftz", "sat", "relu"}, n_types=(2,), fn=_cvt, sig=_cvt_sig, check=_cvt_check),
     OpSpec("mov", Kind.MOV, "alu", ALL, (2,), "d = a: register, immediate, special register, variable address; packs/unpacks vectors (9.7.9.1)"),
     OpSpec("cvta", Kind.CVTA, "alu", frozenset({"u32", "u64"}), (2,), "convert between generic and state-space addresses (9.7.9.19)",
            mods=frozenset({"to", "global", "shared", "local", "const", "param", "shared::cta"}),

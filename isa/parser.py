@@ -431,14 +431,14 @@ class _Builder:
             if n != 1:
                 choices = "/".join("." + g for g in sorted(group))
                 raise self.err(mtok, f"{mnemonic!r} needs exactly one of {choices}")
-        if spec.check is not None:
-            why = spec.check(types, mods)
-            if why:
-                raise self.err(mtok, why)
         operands = tuple(self.operand(o, st) for o in children)
         if len(operands) not in spec.n_operands:
             want = " or ".join(str(n) for n in spec.n_operands)
             raise self.err(mtok, f"{mnemonic!r} takes {want} operands, got {len(operands)}")
+        if spec.check is not None:
+            why = spec.check(types, mods, len(operands))
+            if why:
+                raise self.err(mtok, why)
         return Instr(spec, mnemonic, types, mods, operands, guard,
                      Loc(self.file, mtok.line, mtok.column), st.src, len(st.instrs))
 

@@ -64,3 +64,13 @@ def test_cvt_with_three_operands_packs_and_set_writes_one_point_zero():
     st = _ins("set.nan.f16.f16 %rs1, %rs2, %rs3;")
     got = OPCODES["set"].fn(st, np.array([np.nan, 1.0], np.float16), np.array([1.0, 1.0], np.float16))
     assert got.view(np.uint16).tolist() == [0x3C00, 0]
+
+
+def test_cvt_operand_count_must_match_the_packing_form():
+    import pytest
+
+    from isa import PTXError
+    with pytest.raises(PTXError, match="three operands"):
+        _ins("cvt.rn.f16.f32 %rs1, %f1, %f2;")
+    with pytest.raises(PTXError, match="three operands"):
+        _ins("cvt.rn.f16x2.f32 %r1, %f1;")
