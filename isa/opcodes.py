@@ -6,9 +6,10 @@ semantics (for arithmetic/logic rows) and a one-line description. The parser
 validates instructions against it, the functional engine executes from it,
 the timing engine routes by ``unit``, and ``gpusim isa`` prints it.
 
-Imports only numpy and the pure semantics modules :mod:`isa.fp` and
-:mod:`isa.intops`. Source of every rule: PTX ISA 9.0 (chapter 9,
-"Instruction Set"); section numbers are in each row's doc.
+Imports only numpy and the pure semantics modules :mod:`isa.fp`, :mod:`isa.half` and
+:mod:`isa.intops` (the tensor cores' :mod:`isa.mma` is called by the engine's MMA handler).
+Source of every rule: PTX ISA 9.0 (chapter 9, "Instruction Set"); section numbers are in each
+row's doc.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ class OpSpec:
         name: the base opcode (first component of the mnemonic).
         kind: how the functional engine executes it (:class:`Kind`).
         unit: timing unit class, a name (``"alu"``, ``"fma"``, ``"imad"``, ``"fp64"``,
-            ``"sfu"``, ``"lsu"``, ``"branch"``, ``"sync"``) or a function of
+            ``"sfu"``, ``"lsu"``, ``"shfl"``, ``"branch"``, ``"sync"``, ``"tensor"``) or a function of
             the instruction returning one; latencies are in the GPU config,
             keyed by these names.
         types: accepted type suffixes.
