@@ -37,6 +37,7 @@ def _launch_labels(stem: str) -> list[str]:
     ("loaded_latency/loaded_latency.csv", lambda: _launch_labels("loaded_latency")),
     ("store_scatter/store_scatter.csv", lambda: _launch_labels("store_scatter")),
     ("launch_overhead/empty_ncu.csv", lambda: probekit.load_probe("launch_overhead").LAUNCHES),
+    ("tensor_core/tensor_core_timing.csv", lambda: _launch_labels("tensor_core")),
 ])
 def test_small_probe_csv_has_one_row_per_launch(csv_path, labels):
     """Each small probe's committed ncu CSV gives one positive cycle count per launch it lists (CuPy's

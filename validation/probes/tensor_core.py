@@ -23,7 +23,8 @@ Kernels: ``tensor_core.ptx`` (source ``tensor_core.cu``). Two modes:
             --csv --page raw --print-units base --log-file $OUT/tensor_core_timing.csv \\
             python3 validation/probes/tensor_core.py timing $OUT/tensor_core_clock.json
 
-Committed output: ``validation/reports/h100/tensor_core/``. Needs numpy and CuPy only.
+Committed output: ``validation/reports/h100/tensor_core/`` (recorded before the ``__meta__`` device
+fields came from ``validation.probekit.device_info``). Needs numpy and CuPy only.
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ import pathlib
 import sys
 
 import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:          # run as a script: make the validation package importable
+    sys.path.insert(0, str(ROOT))
+
+from validation import probekit  # noqa: E402
 
 PTX = pathlib.Path(__file__).with_name("tensor_core.ptx")
 STEPS = (0, 64, 256)
@@ -140,9 +147,8 @@ def run_numerics(out_path: str) -> None:
     mod.get_function("ldmatrix_layout")((1,), (32,), (cupy.asarray(perm), dout))
     res["ldmatrix/perm"] = perm
     res["ldmatrix/out"] = dout.get().reshape(6, 32, 4)
-    dev = cupy.cuda.runtime.getDeviceProperties(0)["name"]
-    res["__meta__"] = np.array(json.dumps({"device": dev.decode() if isinstance(dev, bytes) else str(dev),
-                                           "cuda_runtime": cupy.cuda.runtime.runtimeGetVersion()}))
+    dev = probekit.device_info(cupy)
+    res["__meta__"] = np.array(json.dumps({"device": dev["name"], "cuda_runtime": dev["cuda_runtime_version"]}))
     np.savez_compressed(out_path, **res)
     print(f"numerics: {len(res)} arrays -> {out_path}")
 
