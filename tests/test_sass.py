@@ -232,3 +232,16 @@ def test_shared_loads_ptxas_merges_into_lds128_take_one_vector_data_stage():
         assert (t.shared_width == 16) == ("LDS.128" in ks.ops[t.pc])
         assert t.shared_width or t.slots == len(ks.ops[t.pc]) == 0
     assert all(t.shared_width == -1 for t in decode(k, gpusim.config.load("h100")))  # PTX costs: as written
+
+
+@pytest.mark.sass
+def test_viadd_issues_beside_the_alu():
+    # uniform_branch's hash round x = (x ^ (x >> 7)) + C: ptxas makes VIADD of the add, which the
+    # H100 runs beside the ALU's SHF/LOP3 (validation/probes/int_pipes.py), as it does IMAD.
+    from gpusim.timing.decode import decode
+
+    k, text = _kernel(ptx_path(CASES["uniform_branch"]), "uniform_branch")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    units = {ks.ops[t.pc][0].split(".")[0]: t.unit for t in decode(k, gpusim.config.load("h100"), ks)
+             if t.pc < len(ks.ops) and len(ks.ops[t.pc]) == 1 and t.space == ""}
+    assert units["VIADD"] == units["IMAD"] == "imad" and units["LOP3"] == units["SHF"] == "alu"

@@ -104,12 +104,19 @@ _ALWAYS_ISSUE = {Kind.BAR, Kind.EXIT, Kind.ATOM, Kind.ST}
 def sass_unit(opcode: str) -> str:
     """The unit class (a key of ``config.sm.units``) whose latency a SASS instruction of
     ``opcode`` gets in an expansion chain: ``MUFU`` -> sfu, ``D*`` double precision -> fp64,
-    float arithmetic -> fma, ``IMAD*`` -> imad (the FMA-heavy pipe), the rest -> alu (memory
-    instructions are timed by the memory model and do not occur inside expansions)."""
+    float arithmetic -> fma, ``IMAD*`` and ``VIADD`` -> imad (the FMA-heavy pipe), the rest -> alu
+    (memory instructions are timed by the memory model and do not occur inside expansions).
+
+    ``VIADD`` (sm_90's integer add) is not an ALU instruction, measured on the H100
+    (``validation/probes/int_pipes.py``): 8 warps per sub-partition running ``VIADD`` + ``SHF`` +
+    ``LOP3`` chains take 32.8 cycles a round of 8 chains, as ``IMAD`` + ``SHF`` + ``LOP3`` (32.5):
+    the 16 ``SHF``/``LOP3`` at 2 cycles each, the adds beside them; three ALU instructions would
+    take 48. Its pipe's rate is taken as IMAD's: ptxas splits a run of adds evenly between
+    ``VIADD`` and ``IADD3`` (ALU), as it would between two pipes of one rate."""
     op = opcode.split(".", 1)[0]
     if op == "MUFU":
         return "sfu"
-    if op == "IMAD":
+    if op in ("IMAD", "VIADD"):
         return "imad"
     if op in ("DADD", "DFMA", "DMUL", "DSETP", "DMNMX"):
         return "fp64"

@@ -1,0 +1,53 @@
+"""GPU probe: how many cycles a warp instruction of each integer pipe takes per SM sub-partition.
+
+``int_pipes.ptx`` (source ``int_pipes.cu``): one CTA of 1,024 threads (8 warps per sub-partition)
+runs 8 independent chains of one operation for ``n`` iterations between two ``clock64`` reads;
+what counts are the divergence suite's two hash rounds, which ptxas cannot simplify:
+``path_b`` (``x = (x ^ (x >> 7)) + C``: ``VIADD`` + ``SHF.R.U32.HI`` + ``LOP3.LUT``) and
+``path_a`` (``x = (x * C) ^ (x >> 15)``: ``IMAD`` + ``SHF`` + ``LOP3``), and ``fma_reg`` (8
+``FFMA``). The chains of one constant operation (``xor_reg``, ``shr_imm``, ``mul_imm``,
+``add_imm``) are folded by ptxas (``x ^ c ^ c = x``; shifts, multiplies and adds by constants
+combine), so they read faster than their PTX says and are kept only as raw output. Prints, per
+kernel, ``cycles / (n * 8)``: the cycles of one loop iteration of the 8 warps of a
+sub-partition, per warp. Measured on the H100 (``validation/reports/h100/int_pipes``): path_b
+32.8, path_a 32.5, i.e. 16 ALU instructions (``SHF``, ``LOP3``) at 2 cycles with the adds and
+multiplies on another pipe; fma_reg 9.0 (8 ``FFMA`` + loop at one a cycle).
+
+Run on a GPU machine: ``python3 validation/probes/int_pipes.py > $OUT/int_pipes.json``. Needs CuPy only.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+PTX = pathlib.Path(__file__).with_name("int_pipes.ptx")
+KERNELS = ("xor_reg", "shr_imm", "mul_imm", "fma_reg", "add_imm", "path_b", "path_a")
+N = (256, 4096)
+
+
+def main() -> None:
+    import cupy
+
+    mod = cupy.RawModule(path=str(PTX))
+    out = cupy.zeros(1024, cupy.uint32)
+    t = cupy.zeros(1, cupy.int64)
+    res = {}
+    for name in KERNELS:
+        f = mod.get_function(name)
+        cyc = []
+        for n in N:
+            vals = []
+            for _ in range(5):
+                f((1,), (1024,), (out, cupy.uint32(7), cupy.int32(n), t))
+                vals.append(int(t.get()[0]))
+            cyc.append(sorted(vals)[2])
+        res[name] = {"cycles": dict(zip(map(str, N), cyc)),
+                     "cycles_per_iteration_per_warp": (cyc[1] - cyc[0]) / ((N[1] - N[0]) * 8)}
+    json.dump(res, sys.stdout, indent=1)
+    print()
+
+
+if __name__ == "__main__":
+    main()
