@@ -337,6 +337,8 @@ def _boolop(i):
 
 
 def _setp(i, a, b, c=None):
+    if i.ty in FX2:
+        return _compare_halves(i, a, b, c)
     t = _compare(i, a, b)
     f = ~t
     op = _boolop(i)
@@ -346,14 +348,38 @@ def _setp(i, a, b, c=None):
     return t, f
 
 
+def _compare_halves(i, a, b, c=None):
+    """``setp``/``set`` on ``.f16x2``/``.bf16x2``: (lower-half result, upper-half result), each
+    combined with ``c`` by the BOOLOP if one is given (PTX ISA 9.0 §9.7.5.1-2: ``setp ... p|q``
+    gives p for the lower halves and q for the upper halves)."""
+    ht = half.PACKED[i.ty]
+    (alo, ahi), (blo, bhi) = half.split(a, ht), half.split(b, ht)
+    op = _cmp_op(i)
+    lo = fp.compare(op, alo, blo, ty=ht, ftz=i.has("ftz"))
+    hi = fp.compare(op, ahi, bhi, ty=ht, ftz=i.has("ftz"))
+    bop = _boolop(i)
+    if bop is not None:
+        comb = {"and": np.logical_and, "or": np.logical_or, "xor": np.logical_xor}[bop]
+        lo, hi = comb(lo, c), comb(hi, c)
+    return lo, hi
+
+
 def _setp_sig(i):
     src = (i.ty, i.ty, "pred") if _boolop(i) else (i.ty, i.ty)
     return ("pred", "pred"), src
 
 
 def _set(i, a, b, c=None):
-    t, _ = _setp(i, a, b, c)
     dst = i.types[0]
+    if i.ty in FX2:      # per half: 1.0 / 0.0 into .f16x2/.bf16x2, 0xFFFF / 0 into .u32/.s32 (9.7.5.1)
+        lo, hi = _compare_halves(i, a, b, c)
+        if dst in FX2:
+            ht = half.PACKED[dst]
+            one, zero = half.one(ht), np.zeros((), TYPES[ht].dtype)
+            return half.join(np.where(lo, one, zero).astype(TYPES[ht].dtype), np.where(hi, one, zero).astype(TYPES[ht].dtype))
+        res = np.where(lo, np.uint32(0xFFFF), np.uint32(0)) | np.where(hi, np.uint32(0xFFFF0000), np.uint32(0))
+        return res.astype(np.uint32).view(TYPES[dst].dtype)
+    t, _ = _setp(i, a, b, c)
     if dst in ("f16", "bf16", "f32"):
         return np.where(t, half.one(dst), np.zeros((), TYPES[dst].dtype))
     return np.where(t, np.uint32(0xFFFFFFFF), np.uint32(0)).view(TYPES[dst].dtype)
@@ -520,9 +546,11 @@ _ROWS = [
     OpSpec("copysign", Kind.ALU, "alu", F32_64, (3,), "d = b with the sign bit of a (9.7.3.12)",
            fn=_copysign, sig=_same(2)),
     # Comparison and selection (PTX 9.7.6)
-    OpSpec("setp", Kind.ALU, _unit_arith, INT | BITS | FLT, (3, 4), "p = a CMP b [BOOLOP c]; '|q' receives the complement (9.7.6.2)",
+    OpSpec("setp", Kind.ALU, _unit_arith, INT | BITS | FLT | FX2, (3, 4),
+           "p = a CMP b [BOOLOP c]; '|q' receives the complement; .f16x2/.bf16x2: p lower halves, q upper (9.7.6.2, 9.7.5.2)",
            mods=CMP | BOOLOP | {"ftz"}, fn=_setp, sig=_setp_sig, required=(CMP,)),
-    OpSpec("set", Kind.ALU, _unit_arith, INT | BITS | FLT, (3, 4), "d = a CMP b ? all-ones (or 1.0f) : 0 (9.7.6.1)",
+    OpSpec("set", Kind.ALU, _unit_arith, INT | BITS | FLT | FX2, (3, 4),
+           "d = a CMP b ? all-ones (or 1.0) : 0; .f16x2/.bf16x2 sources per half (9.7.6.1, 9.7.5.1)",
            mods=CMP | BOOLOP | {"ftz"}, n_types=(2,), fn=_set, sig=_set_sig, required=(CMP,)),
     OpSpec("selp", Kind.ALU, "alu", INT | BITS | FLT, (4,), "d = c ? a : b (9.7.6.3)",
            fn=lambda i, a, b, c: intops.selp(a, b, c), sig=lambda i: ((i.ty,), (i.ty, i.ty, "pred"))),

@@ -990,3 +990,39 @@ def _(rng):
     f = (rng.standard_normal(128) * np.exp2(rng.integers(-30, 20, 128))).astype(np.float32)
     f[:10] = [np.inf, -np.inf, np.nan, 0.0, -0.0, 65520.0, 65519.0, 6e-8, 3e-8, 3.0e38]
     return [("in", f), ("out", np.zeros(6 * 128, np.float32)), np.int32(128)], {}
+
+
+def _half2_compare_oracle(a, g):
+    x, y = (_half_val(_n(a, k).view(np.uint16).reshape(-1, 2), "f16") for k in (0, 1))
+    p, q = (_half_val(_n(a, k).view(np.uint16).reshape(-1, 2), "bf16") for k in (2, 3))
+    with np.errstate(invalid="ignore"):
+        un = np.isnan(x) | np.isnan(y)
+        gt, eq, ltu, geu = x > y, x == y, (x < y) | un, (x >= y) | un
+        ne = (x != y) & ~un
+        bgt, ble, bge = p > q, p <= q, p >= q
+
+    def packed(lo, hi):
+        return (lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)).astype(np.uint32)
+
+    def mask(m):
+        return packed(np.where(m[:, 0], 0xFFFF, 0), np.where(m[:, 1], 0xFFFF, 0))
+
+    def one(m, bits):
+        return packed(np.where(m[:, 0], bits, 0), np.where(m[:, 1], bits, 0))
+    with np.errstate(invalid="ignore"):
+        prod = _half_bits(_round_half(np.where(geu, 1.0, 0.0) * x, "f16"), "f16")
+    out = [one(gt, 0x3C00), mask(eq) ^ ((mask(ltu) << np.uint32(1)) & np.uint32(0xFFFFFFFF)), packed(prod[:, 0], prod[:, 1]),
+           (eq.all(1) * 1 | ltu.all(1) * 2 | gt.all(1) * 4 | ne.all(1) * 8).astype(np.uint32),
+           one(bgt, 0x3F80), mask(ble) ^ (bge.all(1).astype(np.uint32) << np.uint32(31))]
+    return {"arg4": np.stack(out, 1).reshape(-1)}
+
+
+@recipe(name="half2_compare", ptx="half", kernel="half2_compare", grid=(2,), block=(96,), oracle=_half2_compare_oracle)
+def _(rng):
+    n = 192
+    x = _half_inputs(rng, 2 * n, "f16")
+    y = np.where(rng.random(2 * n) < 0.3, x, _half_inputs(rng, 2 * n, "f16")).astype(np.uint16)   # some equal halves
+    p = _half_inputs(rng, 2 * n, "bf16")
+    q = np.where(rng.random(2 * n) < 0.3, p, _half_inputs(rng, 2 * n, "bf16")).astype(np.uint16)
+    return [("in", x.view(np.uint32)), ("in", y.view(np.uint32)), ("in", p.view(np.uint32)), ("in", q.view(np.uint32)),
+            ("out", np.zeros(6 * n, np.uint32)), np.int32(n)], {}

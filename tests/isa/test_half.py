@@ -74,3 +74,15 @@ def test_cvt_operand_count_must_match_the_packing_form():
         _ins("cvt.rn.f16.f32 %rs1, %f1, %f2;")
     with pytest.raises(PTXError, match="three operands"):
         _ins("cvt.rn.f16x2.f32 %r1, %f1;")
+
+
+def test_packed_comparisons_per_half():
+    a, b = _pack(1.0, np.nan), _pack(2.0, 3.0)
+    setp = OPCODES["setp"].fn(_ins("setp.ltu.f16x2 %p1|%p2, %r1, %r2;"), a, b)
+    assert (bool(setp[0]), bool(setp[1])) == (True, True)          # p: lower 1 < 2; q: upper NaN, unordered
+    setp = OPCODES["setp"].fn(_ins("setp.lt.f16x2 %p1|%p2, %r1, %r2;"), a, b)
+    assert (bool(setp[0]), bool(setp[1])) == (True, False)
+    s = OPCODES["set"].fn(_ins("set.lt.u32.f16x2 %r1, %r2, %r3;"), a, b)
+    assert s == np.uint32(0x0000FFFF)
+    s = OPCODES["set"].fn(_ins("set.gt.bf16x2.bf16x2 %r1, %r2, %r3;"), np.uint32(0x40003F80), np.uint32(0x3F804000))
+    assert s == np.uint32(0x3F800000)                                # upper 2 > 1 -> 1.0; lower 1 > 2 false

@@ -134,3 +134,21 @@ extern "C" __global__ void half_convert(const float* f, float* out, int n) {
     out[6 * i + 4] = q.x + q.y;
     out[6 * i + 5] = __half2float(__float2half(v * 65504.0f));
 }
+
+// Packed comparisons: set.CMP.f16x2.f16x2 (1.0 per true half), set.CMP.u32.f16x2 (0xffff per true
+// half), setp on halves, and their bf16x2 forms.
+extern "C" __global__ void half2_compare(const __half2* a, const __half2* b, const __nv_bfloat162* c,
+                                         const __nv_bfloat162* d, unsigned* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    __half2 x = a[i], y = b[i];
+    __nv_bfloat162 p = c[i], q = d[i];
+    __half2 g = __hgt2(x, y), m = __hmul2(__hgeu2(x, y), x);
+    out[6 * i + 0] = *(unsigned*)&g;
+    out[6 * i + 1] = __heq2_mask(x, y) ^ (__hltu2_mask(x, y) << 1);
+    out[6 * i + 2] = *(unsigned*)&m;
+    out[6 * i + 3] = __hbeq2(x, y) | (__hbltu2(x, y) << 1) | (__hbgt2(x, y) << 2) | (__hbne2(x, y) << 3);
+    __nv_bfloat162 r = __hgt2(p, q);
+    out[6 * i + 4] = *(unsigned*)&r;
+    out[6 * i + 5] = __hle2_mask(p, q) ^ (__hbge2(p, q) << 31);
+}
