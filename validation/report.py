@@ -549,6 +549,16 @@ def _clean(o):
     return o
 
 
+def check_out(out_dir: str | os.PathLike, force: bool = False) -> None:
+    """Raise :class:`GpusimError` if ``out_dir`` already holds a report (``report.html`` or a
+    ``validation_*.json``) and not ``force``: called before the simulation, so that an hour of it
+    is not lost to a refusal at the end."""
+    out = pathlib.Path(out_dir)
+    clash = sorted(str(p) for p in [out / REPORT_FILE, *out.glob("validation_*.json")] if p.exists())
+    if clash and not force:
+        raise GpusimError(f"--out {out}: {', '.join(clash)} exist(s); pass --force to replace, or another --out")
+
+
 def write(result: dict, out_dir: str | os.PathLike, force: bool = False) -> dict:
     """Write ``report.html`` and ``validation_<gpu>.json`` into ``out_dir``; return their paths.
 

@@ -100,10 +100,12 @@ def run(args: argparse.Namespace) -> int:
     out = pathlib.Path(args.out)
     if out.exists() and not out.is_dir():
         raise GpusimError(f"--out {out}: exists and is not a folder")
+    from validation import report
+
+    if not args.hardware_only:
+        report.check_out(out, args.force)  # before any GPU or simulator work, not after an hour of it
     if args.from_ and len(args.from_) == 1 and _is_report(args.from_[0]):
         # a report JSON: re-score the sweeps and re-render, no simulation
-        from validation import report
-
         result = report.rescore(report.load_result(args.from_[0]), selected_sweeps)
         paths = report.write(result, out, force=args.force)
         print(f"report: {paths['html']}\nraw JSON: {paths['json']}\n{report.headline(result['summary'])}")
@@ -137,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"hardware data written to {path}")
             return 0
         hw = hardware.load(path)
-    from validation import report
-
     result = report.build(hw, cases=cases if (args.cases or args.sweeps) else None, sweep_names=selected_sweeps,
                           config=base, overrides=overrides, max_threads=args.max_threads, jobs=args.jobs,
                           progress=_progress, tiers=report.TIERS if args.tier == "all" else (args.tier,),

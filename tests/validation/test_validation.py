@@ -114,6 +114,13 @@ def test_bad_from_file_names_the_file_and_the_rule(tmp_path, capsys, content, wo
     assert str(path) in err and words in err and "Traceback" not in err
 
 
+def test_an_existing_report_is_refused_before_any_simulation(capsys, tmp_path, monkeypatch):
+    (tmp_path / "report.html").write_text("mine")
+    monkeypatch.setattr("validation.report.build", lambda *a, **k: pytest.fail("simulated before refusing"))
+    assert main(["validate", "--from", str(HW_FILE), "--cases", "reduce_v1", "--out", str(tmp_path)]) == 2
+    assert "report.html" in capsys.readouterr().err and (tmp_path / "report.html").read_text() == "mine"
+
+
 def test_bad_selection_is_rejected(capsys, tmp_path):
     assert main(["validate", "--from", str(HW_FILE), "--sweeps", "nope", "--out", str(tmp_path)]) == 2
     assert "unknown sweep" in capsys.readouterr().err
