@@ -296,10 +296,12 @@ def sass_per_pc(kernel, listing: list[SassInstr], unrolled: list[SassInstr] | No
     body = [s for s in listing if not s.out_of_line] if lines else []
     pcs = [_pc_of(lines, s.line) for s in body]
     _reattribute(kernel, body, pcs)
-    ops = [list(o) for o in _assemble(kernel, body, pcs).ops]
-    if unrolled is not None:
-        for lo, hi in _innermost_loops(kernel):
-            _apply_unrolling(ops, lines, lo, hi, [s for s in listing if not s.out_of_line], unrolled)
+    mapped = _assemble(kernel, body, pcs)
+    if unrolled is None:
+        return mapped
+    ops = [list(o) for o in mapped.ops]
+    for lo, hi in _innermost_loops(kernel):
+        _apply_unrolling(ops, lines, lo, hi, body, unrolled)
     return _assemble(kernel, body, pcs, ops)
 
 
