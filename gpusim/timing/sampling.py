@@ -207,6 +207,11 @@ class _Waves:
         self.full_at = None if wait_for_full_l2 else 0  # the wave at whose end the L2 was full
         launch.on_retire = self
 
+    def rate(self) -> float | None:
+        """Cycles per CTA over the last ``policy.window`` waves, or ``None`` before that many."""
+        w = self.policy.window
+        return (self.ends[-1] - self.ends[-1 - w]) / (w * self.wave) if len(self.ends) > w else None
+
     def __call__(self, now: int, retired: int, cta: int) -> None:
         self.shadows.retire(cta)
         if retired % self.wave or self.stopped:
@@ -393,9 +398,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
                        blocks=blocks[:pre], gpu_sms=N, sass=sass)
         fill = _Waves(first, wave, policy, _Shadows(first, dict(footprints), N, k, start))
         first.run()
-        fill_ctas = first.dispatcher.next_block
-        if len(fill.ends) > policy.window:
-            fill_rate = (fill.ends[-1] - fill.ends[-1 - policy.window]) / (policy.window * wave)
+        fill_ctas, fill_rate = first.dispatcher.next_block, fill.rate()
     launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
                     blocks=blocks[(blocks >= start) & (blocks < cover)], gpu_sms=N, sass=sass)
     shadows = _Shadows(launch, footprints, N, k, cover)
@@ -411,7 +414,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     final = _additive(launch, shadows)
     slice_metrics = launch.metrics(t_sim)
 
-    cycles, est, spread, method = _extrapolate(waves, final, t_sim, m, len(blocks), n, policy.window, wave,
+    cycles, est, spread, method = _extrapolate(waves, final, t_sim, m, len(blocks), n, policy.window,
                                                pre if fill_rate is not None else 0, fill_rate or 0.0)
     if method == "sm_slice+waves" and "dram_write_bytes" in est:
         # Write-backs go on at the steady rate until the last CTA; what the L2 then holds dirty
@@ -466,7 +469,7 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
 
 
 def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n: int, window: int,
-                 wave: int, pre: int = 0, fill_rate: float = 0.0) -> tuple[int, dict, float, str]:
+                 pre: int = 0, fill_rate: float = 0.0) -> tuple[int, dict, float, str]:
     """Cycles of the whole grid, its additive counters, the spread (percent) and the method, from a
     slice that ran ``m`` of its ``n_slice`` CTAs in ``t_sim`` cycles (``final``: its counters);
     ``pre`` of the CTAs not run are costed ``fill_rate`` cycles each (those before the sampled
@@ -478,7 +481,7 @@ def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n
     # Stopped after stable waves (always within the footprints' rounds, see _Waves).
     d = np.diff(waves.ends)[-window:]
     a, b = waves.snaps[-1 - window], waves.snaps[-1]
-    extra = (n_slice - m - pre) * (waves.ends[-1] - waves.ends[-1 - window]) / (window * wave) + pre * fill_rate
+    extra = (n_slice - m - pre) * waves.rate() + pre * fill_rate
     cycles = int(round(t_sim + extra))
     est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[per[key]] - a[per[key]])
            for key, v in final.items()}
