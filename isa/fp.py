@@ -113,11 +113,17 @@ cvt form ptxas accepts) reproduced the H100 bit for bit: 586 variants, 92 millio
 the last run.  ptxas (CUDA 13) rejects cvt between bf16 and s8/u8 and the rm/rp forms of
 cvt between bf16 and s16/u16; this module still defines them by the general rule.
 
-The ``.approx`` instructions (computed accurately in float64, then rounded to nearest)
--------------------------------------------------------------------------------------
-Hardware results of these instructions are NOT bit-exact with this module: the manual only
-bounds their error.  The simulator may differ from hardware by at most the bound below;
-special values (the manual's tables) are exact.
+The ``.approx`` instructions: the H100's algorithms
+---------------------------------------------------
+``div/rcp/sqrt/rsqrt/ex2/lg2/sin/cos.approx.f32`` (both ``.ftz`` forms) and
+``ex2.approx.f16/.f16x2/.ftz.bf16`` are computed as ptxas compiles them for sm_90: one MUFU
+operation (:mod:`isa.sfu`, the H100's interpolator with coefficient tables fitted to
+exhaustive measurements) plus the ordinary instructions ptxas puts around it (the functions
+below say which).  ``tanh`` (f32, f16, bf16), ``rsqrt.approx.f64`` and the f64 ``.ftz``
+reciprocals are still computed accurately in float64 and rounded to nearest.  The manual's
+bounds and special values, and the agreement with an H100 measured over every input of
+``validation/probes/sfu_measure.py`` (whole binades, edge values and a grid over all bit
+patterns; per variant in ``validation/probes/sfu_h100_summary.json``):
 
 =========================  ==========================================  ==========================
 instruction                maximum error stated by the PTX ISA 9.0     special values (exact)
@@ -157,18 +163,47 @@ tanh.approx.f32            relative 2**-11                             -Inf->-1,
 tanh.approx.f16 / .bf16    absolute 2**-10.987 / 2**-8                 as tanh.f32
 =========================  ==========================================  ==========================
 
-``div.full`` and ``div/rcp/sqrt.approx`` are implemented as correctly rounded (to nearest),
-except for the pinned ``div.approx.f32`` range above.  Against an H100 on 60000 random f32
-operands (all classes) the special values above matched exactly; the other results were
-identical in 75% (div.approx, div.full), 91% (rcp), 87% (sqrt), 86% (rsqrt), 97% (ex2,
-tanh) and 75% (lg2) of cases, and differed by at most 2, 2, 1, 1, 1, 2 ulp and 121 ulp
-(tanh, inside its 2**-11 relative bound) respectively; sin/cos (arguments up to 2**127) and
-lg2 were not checked against their absolute bounds.
+Measured against the H100 (results identical / largest difference; NaN = NaN):
+
+====================  ===============  =========  =====================
+instruction           inputs measured  identical  max ulp
+====================  ===============  =========  =====================
+rcp.approx.ftz.f32    9,712,353        100 %      0
+rcp.approx.f32        275,169          100 %      0
+ex2.approx.ftz.f32    113,171,852      100 %      0
+ex2.approx.f32        275,169          100 %      0
+ex2.approx.f16        340,705          100 %      0
+ex2.approx.f16x2      340,705          100 %      0
+ex2.approx.ftz.bf16   340,705          100 %      0
+sqrt.approx.ftz.f32   18,100,961       99.9588 %  1
+sqrt.approx.f32       275,169          99.9807 %  1
+rsqrt.approx.ftz.f32  18,100,961       99.9148 %  1
+rsqrt.approx.f32      275,169          99.9568 %  1
+lg2.approx.ftz.f32    37,674,380       99.9705 %  2,048 (abs 2**-17.0)
+lg2.approx.f32        275,169          99.9847 %  2,048 (abs 2**-17.0)
+sin.approx.ftz.f32    83,624,350       84.1 %     15,872 (abs 2**-24.0)
+sin.approx.f32        275,169          94.1 %     15,872 (abs 2**-24.0)
+cos.approx.ftz.f32    83,624,350       99.5182 %  15,872 (abs 2**-24.0)
+cos.approx.f32        275,169          99.6079 %  15,872 (abs 2**-24.0)
+tanh.approx.f32       107,579,447      17.5 %     134 (abs 2**-16.9)
+tanh.approx.f16       340,705          77.8 %     1
+tanh.approx.bf16      340,705          96.8 %     1
+====================  ===============  =========  =====================
+
+``rcp`` (and ``div.approx``, which is ``a * MUFU.RCP(b)``: every one of 2 x 8192 probed pairs
+identical), ``ex2`` and ``ex2.f16/.bf16`` reproduce the H100 on every measured input.  The
+rsqrt/sqrt/lg2 mismatches are single units of the interpolator's last place (for lg2 of x
+near 1 that can be up to 2048 ulp of a result near 0); sin/cos differ mostly for
+|t| < 2**-8 turns (segment 0 of the table; absolute difference at most 2**-24).  The "abs"
+column is the largest absolute difference.  tanh is still the float64 tanh rounded to
+nearest.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from isa import sfu
 
 __all__ = [
     "add", "sub", "mul", "fma", "mad", "div", "rcp", "sqrt", "rsqrt",
@@ -876,16 +911,19 @@ def div(a, b, mode="rn", ftz=False, ty=None):
     """``div.{rn,rz,rm,rp,full,approx}{.ftz}.type d, a, b`` -- ``a / b``.
 
     PTX ISA 9.0 section 9.7.3.8.  ``mode`` rn/rz/rm/rp: correctly rounded (f32 and f64).
-    ``"full"`` (``div.full.f32``, max 2 ulp) and ``"approx"`` (``div.approx.f32``, max 2 ulp
-    for |b| in [2**-126, 2**126]) are computed correctly rounded to nearest, except the
-    range the manual pins for ``div.approx.f32``: for 2**126 < |b| < 2**128 the result is NaN
-    if ``a`` is infinite, otherwise a zero with the sign of the quotient.  Division by zero,
+    ``"full"`` (``div.full.f32``, max 2 ulp) is computed correctly rounded to nearest.
+    ``"approx"`` (``div.approx.f32``, max 2 ulp for |b| in [2**-126, 2**126]) is computed as
+    the H100 does, ``a * MUFU.RCP(b)`` (see ``_div_approx_f32``), which also gives the range the
+    manual pins: for 2**126 < |b| < 2**128 the result is NaN if ``a`` is infinite, otherwise a
+    zero with the sign of the quotient.  Division by zero,
     inf/inf, 0/0 and NaN operands follow IEEE 754.  ``ftz`` flushes subnormal inputs and
     results (f32/f16).  Operands: arrays of the type's dtype, broadcast; result: same dtype.
     """
     fmt = _fmt_of(ty, a)
     if mode not in _FRND + ("full", "approx"):
         raise ValueError(f"div mode {mode!r}")
+    if mode == "approx" and fmt.name == "f32":
+        return _div_approx_f32(a, b, ftz)
     rnd = mode if mode in _FRND else "rn"
     with np.errstate(all="ignore"):
         a, b = _prep(fmt, a, b)
@@ -914,7 +952,9 @@ def rcp(a, mode="rn", ftz=False, ty=None):
 
     PTX ISA 9.0 sections 9.7.3.13 and 9.7.3.14.  rn/rz/rm/rp: correctly rounded (IEEE:
     1/+-0 = +-inf, 1/+-inf = +-0).  ``"approx"`` for f32 (``rcp.approx.f32``, max 1 ulp) is
-    computed correctly rounded to nearest; its special-value table is the IEEE one.  For
+    computed as the H100 does: MUFU.RCP (:func:`isa.sfu.rcp`), without ``.ftz`` between two
+    FMULs by a power of two for tiny and huge operands; its special-value table is the IEEE
+    one.  For
     f64, ``"approx"`` is ``rcp.approx.ftz.f64``: the reciprocal of the upper 32 bits of
     ``a`` (low word ignored) with the low 32 result bits zero; subnormal inputs give +-inf,
     subnormal results flush to zero, and NaN inputs give ``0x7fffffff00000000`` (9.7.3.14).
@@ -935,6 +975,8 @@ def rcp(a, mode="rn", ftz=False, ty=None):
             r = 1.0 / x
             r = np.where(np.abs(r) < 2.0 ** -1022, np.copysign(0.0, r), r)
             return _upper_word(r, np.isnan(x), _RCP64_UP_AT)
+    if mode == "approx" and fmt.name == "f32":
+        return _rcp_approx_f32(a, ftz)
     one = np.ones((), dtype=fmt.dtype) if fmt.name != "bf16" else np.uint16(0x3F80)
     return div(one, a, mode if mode in _FRND else "rn", ftz, ty=fmt.name)
 
@@ -964,13 +1006,17 @@ def sqrt(a, mode="rn", ftz=False, ty=None):
     """``sqrt.{rn,rz,rm,rp,approx}{.ftz}.type d, a`` -- square root.
 
     PTX ISA 9.0 section 9.7.3.15.  rn/rz/rm/rp: correctly rounded.  ``"approx"``
-    (``sqrt.approx.f32``, relative error 2**-23) is computed correctly rounded to nearest.
+    (``sqrt.approx.f32``, relative error 2**-23) is computed as the H100 does: MUFU.SQRT
+    (:func:`isa.sfu.sqrt`), without ``.ftz`` with a subnormal operand scaled by 2**24 and the
+    result by 2**-12.
     Special values: -inf and negative numbers -> NaN, -0.0 -> -0.0, +0.0 -> +0.0,
     +inf -> +inf.  ``ftz`` flushes subnormal inputs and results.
     """
     fmt = _fmt_of(ty, a)
     if mode not in _FRND + ("approx",):
         raise ValueError(f"sqrt mode {mode!r}")
+    if mode == "approx" and fmt.name == "f32":
+        return _mufu_scaled(sfu.sqrt, a, ftz, 2.0 ** 24, 2.0 ** -12)
     rnd = mode if mode in _FRND else "rn"
     with np.errstate(all="ignore"):
         (a,) = _prep(fmt, a)
@@ -989,6 +1035,75 @@ def sqrt(a, mode="rn", ftz=False, ty=None):
 # --------------------------------------------------------------------------------------
 # Public API: .approx special functions
 # --------------------------------------------------------------------------------------
+
+def _mufu(fn, x):
+    """One MUFU operation (``isa/sfu.py``) on float32 values: float32 in, float32 out."""
+    return np.asarray(fn(np.asarray(x, dtype=np.float32).view(np.uint32))).view(np.float32)
+
+
+def _as_f32(a):
+    (a,) = _prep(_FMTS["f32"], a)
+    return np.asarray(a, dtype=np.float32)
+
+
+def _mufu_scaled(fn, a, ftz, pre, post, post_add=False):
+    """``MUFU fn`` alone (``.ftz``), or, without ``.ftz``, the SASS ptxas wraps around it
+    (sqrt, rsqrt, lg2): ``FSETP.GEU |x|, 2**-126``; below it (subnormals and zeros, not NaN)
+    ``x * pre`` before and ``r * post`` (``r + post`` for lg2) after, as non-``.ftz`` FMUL
+    (FADD) rounded to nearest.  Returns float32 (0-d for a 0-d operand)."""
+    x = _as_f32(a)
+    if ftz:
+        return _mufu(fn, x)
+    with np.errstate(all="ignore"):
+        small = np.abs(x) < np.float32(2.0 ** -126)
+        r = _mufu(fn, np.where(small, mul(x, np.float32(pre)), x))
+        fix = add(r, np.float32(post)) if post_add else mul(r, np.float32(post))
+        return np.asarray(np.where(small, fix, r), dtype=np.float32)
+
+
+def _rcp_approx_f32(a, ftz):
+    """``rcp.approx{.ftz}.f32``: MUFU.RCP, without ``.ftz`` between two FMULs by a scale
+    that is 2**24 for ``|x| < 2**-126``, 0.25 for ``|x| > 2**126`` and 1 otherwise (the SASS
+    ptxas emits: FSETP.GEU/FSETP.GT, FSEL, FMUL, MUFU.RCP, FMUL)."""
+    x = _as_f32(a)
+    if ftz:
+        return _mufu(sfu.rcp, x)
+    with np.errstate(all="ignore"):
+        ax = np.abs(x)
+        scale = np.where(ax > np.float32(2.0 ** 126), np.float32(0.25),
+                         np.where(ax < np.float32(2.0 ** -126), np.float32(2.0 ** 24),
+                                  np.float32(1.0))).astype(np.float32)
+        return np.asarray(mul(scale, _mufu(sfu.rcp, mul(x, scale))), dtype=np.float32)
+
+
+def _div_approx_f32(a, b, ftz):
+    """``div.approx{.ftz}.f32`` as ptxas compiles it: ``.ftz``: ``FMUL.FTZ a, MUFU.RCP(b)``;
+    without: for ``|b| < 2**-126`` (not NaN) both operands are first multiplied by 2**24,
+    then ``FMUL a, MUFU.RCP(b)`` (non-``.ftz``).  For 2**126 < |b| the reciprocal is subnormal
+    and MUFU flushes it, giving the zero (NaN for infinite ``a``) the manual pins."""
+    x, y = _as_f32(a), _as_f32(b)
+    with np.errstate(all="ignore"):
+        if ftz:
+            return np.asarray(mul(x, _mufu(sfu.rcp, y), ftz=True), dtype=np.float32)
+        small = np.abs(y) < np.float32(2.0 ** -126)
+        s = np.float32(2.0 ** 24)
+        x = np.where(small, mul(x, s), x)
+        y = np.where(small, mul(y, s), y)
+        return np.asarray(mul(x, _mufu(sfu.rcp, y)), dtype=np.float32)
+
+
+def _ex2_approx_f32(a, ftz):
+    """``ex2.approx{.ftz}.f32``: MUFU.EX2; without ``.ftz``, for ``x < -126`` (not NaN) the
+    operand is halved and the result squared (FMUL, non-``.ftz``, so subnormal results
+    survive)."""
+    x = _as_f32(a)
+    if ftz:
+        return _mufu(sfu.ex2, x)
+    with np.errstate(all="ignore"):
+        low = x < np.float32(-126.0)
+        r = _mufu(sfu.ex2, np.where(low, mul(x, np.float32(0.5)), x))
+        return np.asarray(np.where(low, mul(r, r), r), dtype=np.float32)
+
 
 def _approx(a, fmt, fn, ftz, special):
     """Evaluate ``fn`` in float64 on finite inputs, round to nearest, then apply the exact
@@ -1011,7 +1126,9 @@ def rsqrt(a, ftz=False, ty=None):
     """``rsqrt.approx{.ftz}.type d, a`` -- ``1/sqrt(a)``, approximate (f32, f64).
 
     PTX ISA 9.0 section 9.7.3.16: maximum relative error 2**-22.9 for f32 (f64: emulated, no
-    bound stated).  Computed as the float64 ``1/sqrt`` rounded to nearest.  Special values:
+    bound stated).  f32: computed as the H100 does, MUFU.RSQ (:func:`isa.sfu.rsq`), without
+    ``.ftz`` with a subnormal operand scaled by 2**24 and the result by 2**12; f64: the
+    float64 ``1/sqrt`` rounded to nearest.  Special values:
     -inf and negative numbers -> NaN, -0.0 -> -inf, +0.0 -> +inf, +inf -> +0.0.
     f64 with ``ftz=True`` is ``rsqrt.approx.ftz.f64`` (9.7.3.17): computed from the upper 32
     bits of ``a`` only, the low 32 result bits are zero, subnormal inputs give +-inf, and NaN
@@ -1027,6 +1144,8 @@ def rsqrt(a, ftz=False, ty=None):
             x = np.where(np.abs(x) < 2.0 ** -1022, np.copysign(0.0, x), x)
             r = np.where(x == 0, np.copysign(np.inf, x), 1.0 / np.sqrt(x))
             return _upper_word(r, np.isnan(x) | (x < 0), _RSQRT64_UP_AT)
+    if fmt.name == "f32":
+        return _mufu_scaled(sfu.rsq, a, ftz, 2.0 ** 24, 2.0 ** 12)
     with np.errstate(all="ignore"):
         return _approx(a, fmt, lambda x: 1.0 / np.sqrt(x), ftz and fmt.name != "f64",
                        lambda x: [(x == 0, np.where(np.signbit(x), -np.inf, np.inf)),
@@ -1038,53 +1157,86 @@ def ex2(a, ftz=False, ty=None):
 
     PTX ISA 9.0 sections 9.7.3.21 (f32: max 2 ulp from the correctly rounded result) and
     9.7.4.10 (f16: relative 2**-9.9; bf16: relative 2**-7, and only ``ex2.approx.ftz.bf16``
-    exists, so bf16 always flushes subnormal inputs and results).  Computed as float64
-    ``exp2`` rounded to nearest.  Special values: -inf -> +0.0, +-0.0 -> +1.0, +inf -> +inf.
+    exists, so bf16 always flushes subnormal inputs and results).  Computed as the H100
+    does: f32 MUFU.EX2 (:func:`isa.sfu.ex2`; without ``.ftz`` an operand below -126 is halved
+    and the result squared), f16/bf16 the f32 MUFU.EX2 narrowed toward zero (see
+    ``_ex2_approx_half``).  Special values: -inf -> +0.0, +-0.0 -> +1.0, +inf -> +inf.
     """
     fmt = _fmt_of(ty, a)
+    if fmt.name == "f32":
+        return _ex2_approx_f32(a, ftz)
+    if fmt.name in ("f16", "bf16"):
+        return _ex2_approx_half(a, fmt)
     f = (ftz or fmt.name == "bf16") and fmt.name != "f64"
     with np.errstate(all="ignore"):
         return _approx(a, fmt, np.exp2, f,
                        lambda x: [(x == -np.inf, 0.0), (x == 0, 1.0), (x == np.inf, np.inf)])
 
 
+def _ex2_approx_half(a, fmt):
+    """``ex2.approx.f16`` / ``ex2.approx.ftz.bf16`` (MUFU.EX2.F16 / .BF16): the float32
+    MUFU.EX2 of the operand (exactly widened), narrowed toward zero -- f16: rounded toward
+    zero except that results past the largest f16 become +inf, f16 subnormal results kept;
+    bf16: the upper 16 bits.  NaN -> 0x7fff.  Reproduced every one of the 65536 inputs of
+    each on an H100 (``validation/probes/sfu_measure.py``)."""
+    (a,) = _prep(fmt, a)
+    with np.errstate(all="ignore"):
+        if fmt.name == "bf16":
+            x32 = (np.asarray(a, dtype=np.uint16).astype(np.uint32) << np.uint32(16))
+            r = sfu.ex2(x32)
+            out = (r >> np.uint32(16)).astype(np.uint16)
+            return np.asarray(out)
+        x32 = np.asarray(a, dtype=np.float16).astype(np.float32).view(np.uint32)
+        r = sfu.ex2(x32).view(np.float32)
+        h = r.astype(np.float16)
+        hb = h.view(np.uint16)
+        back = np.isfinite(h) & (np.abs(h.astype(np.float32)) > np.abs(r))
+        hb = np.where(back, hb - np.uint16(1), hb)
+        hb = np.where(np.isnan(r), np.uint16(0x7FFF), hb).astype(np.uint16)
+        return np.asarray(hb).view(np.float16)
+
+
 def lg2(a, ftz=False):
     """``lg2.approx{.ftz}.f32 d, a`` -- ``log2(a)``, approximate.
 
     PTX ISA 9.0 section 9.7.3.20: maximum absolute error 2**-22 for a in (0.5, 2), maximum
-    relative error 2**-22 for other positive finite inputs.  Computed as float64 ``log2``
-    rounded to nearest.  Special values: -inf and negative numbers -> NaN, +-0.0 -> -inf,
+    relative error 2**-22 for other positive finite inputs.  Computed as the H100 does:
+    MUFU.LG2 (:func:`isa.sfu.lg2`); without ``.ftz`` a subnormal operand is first multiplied
+    by 2**24 and 24 subtracted from the result (FADD).  Special values: -inf and negative numbers -> NaN, +-0.0 -> -inf,
     +inf -> +inf.  f32 only.
     """
-    fmt = _FMTS["f32"]
-    with np.errstate(all="ignore"):
-        return _approx(a, fmt, np.log2, ftz,
-                       lambda x: [(x == 0, -np.inf), (x < 0, np.nan), (x == np.inf, np.inf)])
+    return _mufu_scaled(sfu.lg2, a, ftz, 2.0 ** 24, -24.0, post_add=True)
 
 
 def sin(a, ftz=False):
     """``sin.approx{.ftz}.f32 d, a`` -- sine of ``a`` radians, approximate.
 
     PTX ISA 9.0 section 9.7.3.18: maximum absolute error 2**-20.5 on [-2pi, 2pi] and
-    2**-14.7 on [-100pi, 100pi]; no bound outside.  Computed as float64 ``sin`` of the exact
-    argument, rounded to nearest.  Special values: +-inf -> NaN, +-0.0 -> +-0.0.
+    2**-14.7 on [-100pi, 100pi]; no bound outside.  Computed as the H100 does: ``FMUL.RZ``
+    by 1/(2 pi) to turns, then MUFU.SIN (:func:`isa.sfu.sin`: the turns truncated to
+    multiples of 2**-25, so large arguments keep only a few bits).  Special values:
+    +-inf -> NaN, +-0.0 -> +-0.0.
     """
-    fmt = _FMTS["f32"]
-    with np.errstate(all="ignore"):
-        return _approx(a, fmt, np.sin, ftz,
-                       lambda x: [(x == 0, x), (np.isinf(x), np.nan)])
+    return _sincos_approx(sfu.sin, a)
 
 
 def cos(a, ftz=False):
     """``cos.approx{.ftz}.f32 d, a`` -- cosine of ``a`` radians, approximate.
 
-    PTX ISA 9.0 section 9.7.3.19: error bounds as :func:`sin`.  Special values:
-    +-inf -> NaN, +-0.0 -> +1.0.
+    PTX ISA 9.0 section 9.7.3.19: error bounds as :func:`sin`.  ``FMUL.RZ`` then MUFU.COS
+    (:func:`isa.sfu.cos`).  Special values: +-inf -> NaN, +-0.0 -> +1.0.
     """
-    fmt = _FMTS["f32"]
+    return _sincos_approx(sfu.cos, a)
+
+
+def _sincos_approx(fn, a):
+    """``sin/cos.approx{.ftz}.f32``: ``FMUL.RZ t, x, 1/(2 pi)`` (float32 constant
+    0x3e22f983, non-``.ftz``), then ``MUFU.SIN/COS t`` (which flushes a subnormal ``t``); the
+    same SASS with and without ``.ftz``."""
+    x = _as_f32(a)
     with np.errstate(all="ignore"):
-        return _approx(a, fmt, np.cos, ftz,
-                       lambda x: [(x == 0, 1.0), (np.isinf(x), np.nan)])
+        t = mul(x, np.uint32(sfu.SIN_SCALE).view(np.float32), rnd="rz")
+        return _mufu(fn, t)
 
 
 def tanh(a, ty=None):
