@@ -1,11 +1,11 @@
 """Hardware probe: fast-math kernels (option pricing, transcendentals, div.approx) on a GPU.
 
-``sfu_e2e.cu`` compiled by ``nvcc -ptx -arch=sm_90 -use_fast_math`` (``sfu_e2e_ftz.ptx``: every
+``sfu_e2e/sfu_e2e.cu`` compiled by ``nvcc -ptx -arch=sm_90 -use_fast_math`` (``sfu_e2e_ftz.ptx``: every
 special function ``.approx.ftz``) and with ``-ftz=false`` as well (``sfu_e2e.ptx``), both
 committed; this script loads those PTX files unchanged (``cupy.RawModule(path=...)``), runs
 ``black_scholes`` on 65536 options, ``transcend`` and ``div_approx`` on 65536 inputs each
 (seeded: wide ranges, tiny and huge magnitudes, zeros, infinities, NaN), and saves inputs
-and outputs to ``sfu_e2e.h100.npz``.  The committed ``validation/probes/sfu_e2e.h100.npz``
+and outputs to ``sfu_e2e.h100.npz``.  The committed ``validation/probes/sfu_e2e/sfu_e2e.h100.npz``
 (NVIDIA H100 80GB HBM3, driver 580.159.04, CUDA 13.0) keeps the first 8192 options and, of
 the other inputs, the first 8176 and the 16 special ones (the last), with their outputs;
 ``tests/functional/test_sfu_e2e.py`` runs the same PTX in gpusim on those inputs.
@@ -23,7 +23,7 @@ import sys
 
 import numpy as np
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent / "sfu_e2e"
 N = 65536
 R, V = np.float32(0.02), np.float32(0.30)
 
