@@ -17,8 +17,8 @@ and is shifted right by ``THR + 1``.  The result is ``floor(q + 1/2)`` in units 
 function       reduction, segments, units
 =============  ==========================================================================
 ``rcp``        ``1/1.m``: 128 segments (top 7 mantissa bits), units of 2**-24
-``rsq``        ``1/sqrt(1.m * 2**(e & 1))``: [1, 2) 64 and [2, 4) 128 segments (equal
-               width on [1, 4)), units of 2**-24
+``rsq``        ``1/sqrt(1.m * 2**(e & 1))``: 64 segments each for [1, 2) and [2, 4)
+               (top 6 mantissa bits, the exponent's parity above), units of 2**-24
 ``sqrt``       ``sqrt(1.m * 2**(e & 1))``: as rsq, units of 2**-23
 ``ex2``        ``|x|`` is truncated to fixed point with 23 fraction bits, a negative
                operand's one's-complemented (integers excepted); ``2**frac`` from 64
@@ -34,7 +34,7 @@ MUFU flushes subnormal operands and results to sign-preserving zero (the ``.ftz`
 behaviour; the non-``.ftz`` PTX forms scale around it).  NaN operands give the canonical
 NaN ``0x7fffffff``.
 
-The coefficients (``isa/sfu_tables.py``, 64-192 segments x 3 float64 per function) are the
+The coefficients (``isa/sfu_tables.py``, 64-128 segments x 3 float64 per function) are the
 per-segment minimax solutions of "every measured H100 output is ``floor(q + 1/2)``", fitted
 to every float32 of whole binades (``validation/probes/sfu_measure.py`` measures,
 ``validation/probes/sfu_fit.py`` fits).  rcp and ex2 reproduce every measured output; the
@@ -126,8 +126,7 @@ def _rsq_sqrt(bits, name):
     e = E - 127
     p = e & 1
     h = (e - p) >> 1
-    seg = np.where(p == 0, m >> 17, 64 + (m >> 16))       # 64 + 128 segments on [1, 4)
-    Y = _interp(name, seg, np.where(p == 0, m & 0x1FFFF, m & 0xFFFF))
+    Y = _interp(name, (p << 6) | (m >> 17), m & 0x1FFFF)   # 64 segments each for [1,2), [2,4)
     exact = (m == 0) & (p == 0)
     if name == "rsq":
         Y = np.where(exact, 1 << 24, Y)

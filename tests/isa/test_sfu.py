@@ -24,7 +24,7 @@ _DATA = np.load(pathlib.Path(__file__).with_name("sfu_h100.npz"))
 EXPECT = {
     "rcp": (0, 0), "rcpf": (0, 0), "ex2": (0, 0), "ex2f": (0, 0),
     "ex2h": (0, 0), "ex2h2": (0, 0), "ex2bf": (0, 0),
-    "rsq": (119, 1), "rsqf": (302, 1), "sqrt": (53, 1), "sqrtf": (301, 1),
+    "rsq": (0, 0), "rsqf": (0, 0), "sqrt": (0, 0), "sqrtf": (0, 0),
     "lg2": (42, 2048), "lg2f": (314, 2048),           # 2048 ulp: results near 0 (x near 1)
     "sin": (394, 15872), "sinf": (555, 15872),        # near 0: |t| < 2**-8 (segment 0)
     "cos": (306, 15872), "cosf": (313, 15872),

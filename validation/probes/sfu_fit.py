@@ -37,11 +37,11 @@ sys.path.insert(0, str(ROOT / "validation" / "probes"))
 import sfu_measure  # noqa: E402
 
 #: Per function: (segment index bits K, squarer truncation THR).  The in-segment argument
-#: ``xl`` is the 23 - K bits below the index (rsq and sqrt: [1, 2) has K = 6, [2, 4) K = 7,
-#: 64 + 128 segments of equal width 2**-6 on [1, 4)).
-CONF = {"rcp": (7, 16), "rsq": (None, 18), "sqrt": (None, 18), "ex2": (6, 18), "lg2": (6, 18),
+#: ``xl`` is the 23 - K bits below the index (rsq and sqrt: 64 segments each for [1, 2) and
+#: [2, 4), the exponent's parity is the top index bit).
+CONF = {"rcp": (7, 16), "rsq": (6, 18), "sqrt": (6, 18), "ex2": (6, 18), "lg2": (6, 18),
         "sin": (6, 18)}
-NSEG = {"rcp": 128, "rsq": 192, "sqrt": 192, "ex2": 64, "lg2": 64, "sin": 64}
+NSEG = {"rcp": 128, "rsq": 128, "sqrt": 128, "ex2": 64, "lg2": 64, "sin": 64}
 
 
 def trunc_sq(xl, thr, nb=16):
@@ -124,8 +124,8 @@ def points(func, data):
         Y = _f32(y) * 2.0 ** (24 if func == "rsq" else 23)   # rsq (0.5, 1], sqrt [1, 2)
         k = (m > 0) | (e == 1)
         e, m, Y = e[k], m[k], Y[k]
-        s = np.where(e == 0, m >> 17, 64 + (m >> 16))
-        xl = np.where(e == 0, m & 0x1FFFF, m & 0xFFFF)
+        s = (e << 6) + (m >> 17)
+        xl = m & 0x1FFFF
         return s, xl, Y - 0.5, Y + 0.5
     if func == "ex2":
         x, y = _inputs(data, "ex2f_05_2")
