@@ -44,6 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # the reader went away (gpusim isa | head): not an error of ours
+        sys.stderr.close()
+        return 0
     except USER_ERRORS as exc:
         print(f"gpusim {args.command}: error: {exc}", file=sys.stderr)
         return 2
