@@ -11,15 +11,20 @@ ptxas makes of every committed PTX file.
 The rule: an ``add``/``sub`` ``.f32``/``.f64`` with no rounding modifier, no ``.sat`` and no
 guard, one of whose operands is the destination of a ``mul`` of the same type with no rounding
 modifier, no ``.sat``, no guard and the same ``.ftz``, earlier in the same straight-line block,
-with neither the product nor the multiply's sources written in between. Where both operands are
-such products, the first is fused. Imports only :mod:`isa.ir` and :mod:`isa.opcodes`.
+with neither the product nor the multiply's sources written in between, and no other
+instruction of the kernel reading the product (then ptxas keeps ``FMUL`` + ``FADD``: three
+``sub.f32`` of nvcc's fast-math Black-Scholes, ``validation/probes/sfu_e2e.ptx``, whose product
+also feeds a ``div.approx`` or a ``selp``; fused, 1,246 of 8,192 call prices differed from the
+H100's, unfused 1). Where both operands are such products, the first is fused. Imports only
+:mod:`isa.ir` and :mod:`isa.opcodes`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
-from isa.ir import Contraction, Instr, PredPair, Reg, Vec
+from isa.ir import Addr, Contraction, Instr, PredPair, Reg, Vec
 from isa.opcodes import Kind
 
 _ROUND = ("rn", "rz", "rm", "rp")
@@ -41,9 +46,19 @@ def _written(ins: Instr) -> set[str]:
     return {p.name for p in parts if isinstance(p, Reg)}
 
 
+def _read(ins: Instr) -> list[str]:
+    """Registers ``ins`` reads (its sources, address bases and vector elements)."""
+    out = []
+    for o in ins.operands[0 if ins.spec.kind in _NO_WRITE else 1:]:
+        parts = o.items if isinstance(o, Vec) else [o.base] if isinstance(o, Addr) else [o]
+        out += [r.name for r in parts if isinstance(r, Reg)]
+    return out
+
+
 def contract(instrs: list[Instr], block_starts: set[int]) -> list[Instr]:
     """``instrs`` with every ``add``/``sub`` that ptxas fuses carrying its
     :class:`~isa.ir.Contraction`; ``block_starts``: PCs that are branch targets."""
+    readers = Counter(r for ins in instrs for r in _read(ins))
     out = list(instrs)
     products: dict[str, Instr] = {}   # register -> the plain mul that wrote it, in this block
     for pc, ins in enumerate(instrs):
@@ -52,7 +67,8 @@ def contract(instrs: list[Instr], block_starts: set[int]) -> list[Instr]:
         if ins.op in ("add", "sub") and _plain(ins):
             for k, src in ((1, ins.operands[1]), (2, ins.operands[2])):
                 mul = products.get(src.name) if isinstance(src, Reg) else None
-                if mul is None or mul.types != ins.types or mul.has("ftz") != ins.has("ftz"):
+                if (mul is None or mul.types != ins.types or mul.has("ftz") != ins.has("ftz")
+                        or readers[src.name] > 1):
                     continue
                 other = ins.operands[3 - k]
                 neg_product = ins.op == "sub" and k == 2

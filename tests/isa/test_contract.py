@@ -68,7 +68,7 @@ ret;
 
 def _committed_ptx():
     dirs = [ROOT / "gpusim" / "suite" / "ptx", ROOT / "tests" / "corpus" / "ptx", ROOT / "validation" / "probes"]
-    return sorted(p for d in dirs for p in d.glob("*.ptx"))
+    return sorted(p for d in dirs for p in d.rglob("*.ptx"))
 
 
 @pytest.mark.sass
