@@ -154,11 +154,11 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
             latency = spec.latency
         slots = max(len(sass_ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
         if kind is Kind.LD and space == "shared":
-            lds = [o for o in sass_ops if o.startswith("LDS")]
-            if not lds:  # its words come with another load's vector LDS (or it was removed)
+            loads = [o.split(".") for o in sass_ops if o.split(".")[0] in ("LDS", "LDSM")]
+            if not loads:  # its words come with another load's vector LDS (or it was removed)
                 shared_width, slots = 0, len(sass_ops)
-            else:
-                shared_width = max(int(o.split(".")[-1]) // 8 if o.split(".")[-1].isdigit() else 4 for o in lds)
+            elif all(o[0] == "LDS" for o in loads):  # LDS, LDS.64, LDS.128 (ldmatrix's LDSM: as in PTX)
+                shared_width = max(next((int(x) // 8 for x in o[1:] if x.isdigit()), 4) for o in loads)
         skip = sass.skipped_slots(ins.index)
         if slots == 0:
             latency = 0  # folded into the instructions that use its result
