@@ -232,6 +232,11 @@ def test_shared_loads_ptxas_merges_into_lds128_take_one_vector_data_stage():
         assert (t.shared_width == 16) == ("LDS.128" in ks.ops[t.pc])
         assert t.shared_width or t.slots == len(ks.ops[t.pc]) == 0
     assert all(t.shared_width == -1 for t in decode(k, gpusim.config.load("h100")))  # PTX costs: as written
+    # ldmatrix's LDSM is a load of its own, timed as its PTX access (not a folded one)
+    k, text = _kernel(ptx_path(CASES["hgemm_mma"]), "hgemm_mma")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    ldsm = [t for t in decode(k, gpusim.config.load("h100"), ks) if t.pc < len(k.instrs) and k.instrs[t.pc].op == "ldmatrix"]
+    assert ldsm and all(t.shared_width == -1 and t.slots >= 1 for t in ldsm)
 
 
 @pytest.mark.sass
