@@ -20,6 +20,9 @@ import numpy as np
 import pytest
 
 import gpusim
+from validation.probekit import load_probe
+
+_SAMPLE = load_probe("sfu_sample")  # its ulp_distance: sign-magnitude order, NaN vs NaN 0
 
 ROOT = Path(__file__).resolve().parents[2]
 PROBES = ROOT / "validation" / "probes" / "sfu_e2e"
@@ -32,15 +35,6 @@ EXPECT = {
     ("noftz", "call"): (1, 2), ("noftz", "put"): (0, 0), ("noftz", "transcend"): (6527, 124),
     ("noftz", "div"): (0, 0),
 }
-
-
-def _ulps(a, b):
-    a = a.view(np.uint32).astype(np.int64)
-    b = b.view(np.uint32).astype(np.int64)
-    oa = np.where(a >> 31, -(a & 0x7FFFFFFF), a)
-    ob = np.where(b >> 31, -(b & 0x7FFFFFFF), b)
-    nan = ((a & 0x7FFFFFFF) > 0x7F800000) & ((b & 0x7FFFFFFF) > 0x7F800000)
-    return np.where(nan, 0, np.abs(oa - ob))
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +62,7 @@ def runs():
 def test_matches_h100(runs, key):
     gpu, got = runs
     tag, out = key
-    d = _ulps(got[tag][out], gpu[f"{tag}/{out}"])
+    d = _SAMPLE.ulp_distance(got[tag][out].view(np.uint32), gpu[f"{tag}/{out}"].view(np.uint32))
     assert (int(np.count_nonzero(d)), int(d.max())) == EXPECT[key]
 
 
