@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib
 import json
 import os
 import pathlib
@@ -214,23 +215,30 @@ class _RecKernel:
 # --------------------------------------------------------------------------- the runs
 
 
+def known_cases(suite) -> dict:
+    """What ``--cases`` and ``--extra`` may name: the suite's cases, then the seeds' int32
+    reductions (``gpusim/suite/seeds.py``'s ``all_cases``; kept out of ``suite.CASES``)."""
+    return importlib.import_module(suite.__name__ + ".seeds").all_cases()
+
+
 def plan(suite, cases=None, test_only=False, extra=(), tier="small") -> list[dict]:
     """(case, n) runs in order: medium sizes, then extras, then test_n sizes (``tier`` "small");
     the scale-tier size of each case that has one (``suite.SCALE_SIZES``) and the extras
     ("scale"); or the scale sizes, then the small tier's runs ("all")."""
+    known = known_cases(suite)
     names = list(cases) if cases else list(suite.TIMING_SIZES)
     for name in names:
-        if name not in suite.CASES:
+        if name not in known:
             raise SystemExit(f"unknown case {name!r}")
     medium, tests = [], []
     for name in names:
-        case = suite.CASES[name]
+        case = known[name]
         for n in suite.TIMING_SIZES.get(name, (case.test_n,)):
             (tests if n == case.test_n else medium).append({"case": name, "n": int(n), "extra": False})
     extras = []
     for spec in extra:
         name, _, n = spec.partition(":")
-        if name not in suite.CASES or not n.isdigit():
+        if name not in known or not n.isdigit():
             raise SystemExit(f"--extra wants CASE:N, got {spec!r}")
         if not cases or name in cases:
             extras.append({"case": name, "n": int(n), "extra": True})
@@ -248,9 +256,10 @@ def run_all(suite, xp, runs: list[dict], sync, free, keep: bool = False, on_run=
     after each run (before its memory is freed) -- the event timing hooks in there.
     """
     rec = Recorder(xp, keep=keep)
+    known = known_cases(suite)
     run_records, launches = [], []
     for run_index, r in enumerate(runs):
-        case = suite.CASES[r["case"]]
+        case = known[r["case"]]
         rec.reset()
         record = dict(r, run=run_index)
         t0 = time.perf_counter()
@@ -357,7 +366,7 @@ def cmd_events(args) -> int:
     outputs: dict[str, np.ndarray] = {}
 
     def on_run(record, caserun, rec):
-        case = suite.CASES[record["case"]]
+        case = known_cases(suite)[record["case"]]
         if caserun is not None and record["n"] == case.test_n and not record["extra"]:
             for key, arr in caserun.outputs.items():
                 outputs[f"{record['case']}/{key}"] = np.asarray(arr)
