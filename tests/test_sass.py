@@ -19,6 +19,7 @@ import gpusim
 from gpusim import sass
 from gpusim.errors import GpusimError
 from gpusim.suite import CASES, ptx_path, run_case
+from gpusim.suite.seeds import SEED_CASES
 from isa import parse
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -250,3 +251,18 @@ def test_viadd_issues_beside_the_alu():
     units = {ks.ops[t.pc][0].split(".")[0]: t.unit for t in decode(k, gpusim.config.load("h100"), ks)
              if t.pc < len(ks.ops) and len(ks.ops[t.pc]) == 1 and t.space == ""}
     assert units["VIADD"] == units["IMAD"] == "imad" and units["LOP3"] == units["SHF"] == "alu"
+
+
+@pytest.mark.sass
+def test_rem_holds_the_xu_pipe_for_its_three_conversions():
+    # ptxas's rem.u32 (reduce0's tid % (2*s)) is 17 SASS, of which I2F.U32.RP, MUFU.RCP and
+    # F2I.FTZ.U32.TRUNC share the XU pipe at 8 cycles each (validation/probes/xu_pipe.py on the H100).
+    from gpusim.timing.decode import decode
+
+    cfg = gpusim.config.load("h100")
+    k, text = _kernel(ptx_path(SEED_CASES["reduce0"]), "reduce0")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    (rem,) = [t for t in decode(k, cfg, ks) if t.pc < len(k.instrs) and k.instrs[t.pc].op == "rem"]
+    xu = [o for o in ks.ops[rem.pc] if o.split(".")[0] in ("I2F", "MUFU", "F2I")]
+    assert len(xu) == 3 and rem.slots == len(ks.ops[rem.pc]) == 17
+    assert rem.unit == "sfu" and rem.interval == 3 * cfg.sm.units["sfu"].issue_interval == 24

@@ -267,6 +267,10 @@ class DRAMSpec(BaseModel):
     bandwidth_bytes_per_s: float = Field(..., gt=0, description="peak DRAM bandwidth, bytes per second")
     efficiency: float = Field(..., gt=0, le=1, description="fraction of the peak bandwidth the timing model's DRAM "
                               "server sustains (refresh, row and read/write turnarounds), 0-1")
+    read_efficiency: float | None = Field(
+        None, gt=0, le=1, description="fraction of the peak bandwidth a stream of reads alone sustains, 0-1; writes "
+        "then take the share that leaves a copy (as many bytes written as read) at efficiency; None = reads and "
+        "writes both at efficiency (the default)")
     latency_cycles: int = _int("load-to-use latency of a global load that misses L1 and L2, SM cycles", ge=1)
     queue_cycles: float = Field(
         0.0, ge=0, description="the loaded-latency curve: a DRAM read waits queue_cycles x u / (1 - u) beyond "
@@ -274,6 +278,13 @@ class DRAMSpec(BaseModel):
         "latency_cycles, SM cycles; 0 = a fixed latency (the default)")
     access_granularity_bytes: int = _int("smallest DRAM transfer seen from L2, bytes", ge=1)
     bus_width_bits: int = _int("memory interface width, bits", ge=1)
+
+    @model_validator(mode="after")
+    def _writes_positive(self) -> "DRAMSpec":
+        if self.read_efficiency is not None and self.read_efficiency <= self.efficiency / 2:
+            raise ValueError(f"dram.read_efficiency {self.read_efficiency} must exceed half of dram.efficiency "
+                             f"({self.efficiency}): writes take 1 / (2 / efficiency - 1 / read_efficiency) of the peak")
+        return self
 
 
 class GPUConfig(BaseModel):

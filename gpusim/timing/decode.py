@@ -102,8 +102,9 @@ _ALWAYS_ISSUE = {Kind.BAR, Kind.EXIT, Kind.ATOM, Kind.ST}
 
 
 def sass_unit(opcode: str) -> str:
-    """The unit class (a key of ``config.sm.units``) whose latency a SASS instruction of
-    ``opcode`` gets in an expansion chain: ``MUFU`` -> sfu, ``D*`` double precision -> fp64,
+    """The unit class (a key of ``config.sm.units``) whose latency and pipe a SASS instruction of
+    ``opcode`` gets: ``MUFU`` and the conversions ``I2F``/``F2I`` -> sfu (the XU pipe), ``D*``
+    double precision -> fp64,
     float arithmetic -> fma, ``IMAD*`` and ``VIADD`` -> imad (the FMA-heavy pipe), the rest -> alu
     (memory instructions are timed by the memory model and do not occur inside expansions).
 
@@ -112,9 +113,14 @@ def sass_unit(opcode: str) -> str:
     ``LOP3`` chains take 32.8 cycles a round of 8 chains, as ``IMAD`` + ``SHF`` + ``LOP3`` (32.5):
     the 16 ``SHF``/``LOP3`` at 2 cycles each, the adds beside them; three ALU instructions would
     take 48. Its pipe's rate is taken as IMAD's: ptxas splits a run of adds evenly between
-    ``VIADD`` and ``IADD3`` (ALU), as it would between two pipes of one rate."""
+    ``VIADD`` and ``IADD3`` (ALU), as it would between two pipes of one rate.
+
+    ``I2F.U32.RP``, ``F2I.FTZ.U32.TRUNC`` and ``MUFU.RCP`` share one pipe at 8 cycles a warp
+    instruction, measured on the H100 (``validation/probes/xu_pipe.py``): chains of each alone take
+    64.0 cycles a round of 8, the three in one chain 192.0. sm_90's ``I2FP.F32.U32`` (what a plain
+    ``__uint2float_rn`` becomes) is not on it: 16.6 cycles a round of 8, an ALU rate."""
     op = opcode.split(".", 1)[0]
-    if op == "MUFU":
+    if op in ("MUFU", "I2F", "F2I"):
         return "sfu"
     if op in ("IMAD", "VIADD"):
         return "imad"
@@ -144,6 +150,7 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     cache_l1 = not any(m in ins.mods for m in ("cg", "cv", "volatile"))
     queue = "mio" if space == "shared" else "lg" if space and space not in ("param", "const") else ""
     latency, slots, skip, shared_width = spec.latency, 1, 0, -1
+    interval = spec.issue_interval
     if sass is not None:
         sass_ops = sass.ops[ins.index]
         if len(sass_ops) == 1 and not space and unit in ("alu", "imad") and sass_unit(sass_ops[0]) in ("alu", "imad"):
@@ -151,7 +158,7 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
             # pipe, a multiply by a power of two made SHF/LEA to the ALU
             unit = sass_unit(sass_ops[0])
             spec = cfg.sm.units[unit]
-            latency = spec.latency
+            latency, interval = spec.latency, spec.issue_interval
         slots = max(len(sass_ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
         if kind is Kind.LD and space == "shared":
             loads = [o.split(".") for o in sass_ops if o.split(".")[0] in ("LDS", "LDSM")]
@@ -159,17 +166,29 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
                 shared_width, slots = 0, len(sass_ops)
             elif all(o[0] == "LDS" for o in loads):  # LDS, LDS.64, LDS.128 (ldmatrix's LDSM: as in PTX)
                 shared_width = max(next((int(x) // 8 for x in o[1:] if x.isdigit()), 4) for o in loads)
+        elif not space and sass_ops and unit != "sfu" and all(sass_unit(o) == "sfu" for o in sass_ops):
+            unit, spec = "sfu", cfg.sm.units["sfu"]  # a cvt ptxas made I2F/F2I: the XU pipe's
+            latency, interval = spec.latency, spec.issue_interval
         skip = sass.skipped_slots(ins.index)
         if slots == 0:
             latency = 0  # folded into the instructions that use its result
         elif len(sass_ops) > 1 and not space:
+            # an expansion (rem.u32, div.rn.f32...) holds the pipe that its SASS keeps busiest for
+            # all of that SASS's cycles there: ptxas's rem.u32 is 17 SASS with 3 on the XU pipe
+            busy: dict[str, int] = {}
+            for o in sass_ops:
+                u = sass_unit(o)
+                busy[u] = busy.get(u, 0) + cfg.sm.units[u].issue_interval
+            pipe = max(busy, key=busy.get)
+            if busy[pipe] > spec.issue_interval:
+                interval, unit = busy[pipe], pipe
             units = [sass_unit(o) for o in sass_ops]
             if unit in units:
                 units.remove(unit)
             else:
                 units.pop()
-            latency += sum(cfg.sm.units[u].latency for u in units)
-    return Timed(ins.index, kind, unit, latency, spec.issue_interval, tuple(dict.fromkeys(reads + writes)),
+            latency = cfg.sm.units[unit].latency + sum(cfg.sm.units[u].latency for u in units)
+    return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(reads + writes)),
                  tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width)
 
 

@@ -34,7 +34,8 @@ The model, with its sources (hardware-facts.md section numbers):
   address are applied one after the other, ``l2.atomic_serial_cycles`` each
   (ASSUMED 1).
 * DRAM (§2): a bandwidth server of ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (the
-  sustained share of the peak: 0.886 measured on the H100 by a 1 GiB copy) that moves
+  sustained share of the peak: 0.886 measured on the H100 by a 1 GiB copy; reads alone
+  ``dram.read_efficiency``, 0.93, writes what leaves a copy at 0.886) that moves
   ``dram.access_granularity_bytes`` (64 B on the H100: a missed 32 B sector
   fetches its aligned 64 B pair, MEAS §6 row "32i"); dirty L2 sectors are
   written back on eviction (32 B each). Data still dirty when a kernel ends is
@@ -156,7 +157,11 @@ class DRAM:
         count: the memory system's counters (``dram_read_bytes``, ``dram_write_bytes``; bytes).
 
     A request starts at ``max(arrival, free)`` and holds the server ``bytes / bytes_per_cycle``
-    cycles (fractional); ``free`` is the cycle it is free again. A read's data arrives
+    cycles (fractional); ``free`` is the cycle it is free again. Reads move
+    ``dram.read_efficiency`` of the peak a cycle (what a stream of reads alone sustains: 0.92-0.94
+    on the H100, ``validation/probes/dram_mix.py`` and the seeds' reductions); writes the share
+    that leaves a copy at ``dram.efficiency`` (0.886, a 1 GiB copy): 1 / e_write = 2 / e - 1 / e_read.
+    A read's data arrives
     ``dram.latency_cycles + dram.queue_cycles x u / (1 - u)`` after its start: the loaded-latency
     curve, an M/M/1 queue's wait with ``u`` the utilisation of the *peak* bandwidth by reads and
     writes, an exponential average of the bytes served with time constant ``dram.latency_cycles``
@@ -168,17 +173,22 @@ class DRAM:
 
     def __init__(self, cfg: GPUConfig, count: collections.Counter):
         self.count = count
-        self.bytes_per_cycle = cfg.dram.bandwidth_bytes_per_s * cfg.dram.efficiency / cfg.clock_hz
         self.peak_bytes_per_cycle = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
+        e = cfg.dram.efficiency
+        e_read = cfg.dram.read_efficiency or e
+        #: bytes a cycle of reads, and of writes: a copy's bytes (half read, half written) move at
+        #: ``efficiency`` of the peak, a stream of reads alone at ``read_efficiency``
+        self.read_bytes_per_cycle = self.peak_bytes_per_cycle * e_read
+        self.write_bytes_per_cycle = self.peak_bytes_per_cycle * (e if e_read == e else 1 / (2 / e - 1 / e_read))
         self.latency = cfg.dram.latency_cycles
         self.queue = cfg.dram.queue_cycles
         self.free = 0.0
         self._recent = 0.0     # bytes served, exponentially decayed with time constant ``latency``
         self._last = 0.0       # cycle of the last update of ``_recent``
 
-    def _serve(self, t: float, nbytes: int) -> float:
+    def _serve(self, t: float, nbytes: float, rate: float) -> float:
         start = max(t, self.free)
-        self.free = start + nbytes / self.bytes_per_cycle
+        self.free = start + nbytes / rate
         if self.queue:
             if start > self._last:
                 self._recent *= math.exp((self._last - start) / self.latency)
@@ -195,7 +205,7 @@ class DRAM:
         requester: start of service + ``dram.latency_cycles`` (the load-to-use latency of an idle
         DRAM) + the loaded-latency curve's wait."""
         self.count["dram_read_bytes"] += nbytes
-        start = self._serve(t, nbytes)
+        start = self._serve(t, nbytes, self.read_bytes_per_cycle)
         if not self.queue:
             return start + self.latency
         u = self.utilisation()
@@ -204,13 +214,13 @@ class DRAM:
     def write(self, t: float, nbytes: int) -> None:
         """Write ``nbytes`` back (an L2 eviction at cycle ``t``); nothing waits for it."""
         self.count["dram_write_bytes"] += nbytes
-        self._serve(t, nbytes)
+        self._serve(t, nbytes, self.write_bytes_per_cycle)
 
     def occupy(self, t: float, nbytes: float) -> None:
         """Hold the server for ``nbytes`` of traffic counted elsewhere (sampled timing's share of the
         evictions' traffic, :attr:`L2.eviction_share`); nothing waits for it."""
         if nbytes:
-            self._serve(t, nbytes)
+            self._serve(t, nbytes, self.write_bytes_per_cycle)
 
 
 class L2:

@@ -244,8 +244,28 @@ def test_sampled_slices_pay_their_share_of_every_eviction():
     mem.warm(np.arange(4, dtype=np.int64), stored=True, now=10.0)          # a shadow dirties line 0
     mem.warm(np.arange(4, 8, dtype=np.int64), stored=True, now=10.0)       # ... and evicts it: 128 B
     assert mem.count["shadow_dram_write_bytes"] == 128
-    assert mem.dram.free == pytest.approx(10.0 + 0.25 * 128 / mem.dram.bytes_per_cycle)
+    assert mem.dram.free == pytest.approx(10.0 + 0.25 * 128 / mem.dram.write_bytes_per_cycle)
     mem.load(0, 1000, np.arange(8, 12, dtype=np.int64))                    # the slice's fill evicts line 1
     assert mem.count["dram_write_bytes"] == 128 and mem.count["dram_read_bytes"] == 128
     # a quarter of the write-back, then its own read (128 B), hold the server
-    assert mem.dram.free == pytest.approx(1000 + (0.25 * 128 + 128) / mem.dram.bytes_per_cycle)
+    assert mem.dram.free == pytest.approx(1000 + 0.25 * 128 / mem.dram.write_bytes_per_cycle
+                                          + 128 / mem.dram.read_bytes_per_cycle)
+
+
+def test_dram_reads_alone_outrun_a_copy():
+    # Reads move read_efficiency of the peak a cycle; writes the share that leaves a copy (as many
+    # bytes written as read) at efficiency (validation/probes/dram_mix.py, the seeds' reductions).
+    cfg = gpusim.config.load("h100").with_overrides({"dram.queue_cycles": 0})
+    peak = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
+    dram = memsys.DRAM(cfg, memsys.collections.Counter())
+    for _ in range(1000):
+        dram.read(0.0, 64)
+    assert dram.free == pytest.approx(64_000 / (peak * cfg.dram.read_efficiency))
+    for _ in range(1000):
+        dram.write(0.0, 64)
+    assert 128_000 / dram.free == pytest.approx(peak * cfg.dram.efficiency)   # the copy's rate
+    assert cfg.dram.read_efficiency > cfg.dram.efficiency
+    same = memsys.DRAM(cfg.with_overrides({"dram.read_efficiency": None}), memsys.collections.Counter())
+    assert same.read_bytes_per_cycle == same.write_bytes_per_cycle == pytest.approx(peak * cfg.dram.efficiency)
+    with pytest.raises(gpusim.errors.ConfigError, match="read_efficiency"):
+        cfg.with_overrides({"dram.read_efficiency": 0.4})
