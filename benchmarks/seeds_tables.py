@@ -160,8 +160,10 @@ def markdown(results: dict) -> str:
         ov = ", ".join(f"{k}={v:g}" for k, v in spec["overrides"].items()) or "none"
         out.append(f"### {table}: {spec['setup']}\n\nconfig `{spec['gpu']}`, overrides: {ov}; n = {spec['n']:,} "
                    f"(a row run at a smaller n has its time scaled linearly to it, marked in the n column)\n")
-        out.append("| row | n run | seeds us | gpusim us | seeds ratio | gpusim ratio | ratio error | within 20 % "
-                   "| gpusim / seeds | checked | timed from | host s | peak MiB |")
+        ref = spec.get("reference", "seeds")
+        whose = ref + ("'" if ref.endswith("s") else "'s")
+        out.append(f"| row | n run | {ref} us | gpusim us | {ref} ratio | gpusim ratio | ratio error | within 20 % "
+                   f"| gpusim / {ref} | checked | timed from | host s | peak MiB |")
         out.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---|---|---:|---:|")
         for r in rows:
             f = (lambda v, fmt: "-" if v is None else format(v, fmt))
@@ -178,7 +180,7 @@ def markdown(results: dict) -> str:
         ranked_same = [r["row"] for r in sorted((r for r in rows if r["seeds_us"]), key=lambda r: r["seeds_us"])] == \
             [r["row"] for r in sorted((r for r in rows if r["seeds_us"]), key=lambda r: r["sim_us"])]
         out.append(f"\n{sum(abs(r['ratio_err']) <= WITHIN for r in graded)} of {len(graded)} rows within 20 % "
-                   f"of the seeds' ratio to {rows[0]['row']}; {good} of {total} pairs of rows in the seeds' "
+                   f"of the {whose} ratio to {rows[0]['row']}; {good} of {total} pairs of rows in the {whose} "
                    f"order; same order of all rows: {'yes' if ranked_same else 'no'}; "
                    f"{sum(r['check'] for r in rows)} of {len(rows)} rows bit-exact against the oracle.\n")
     return "\n".join(out)
@@ -186,7 +188,7 @@ def markdown(results: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--table", choices=("a100", "a5000"))
+    ap.add_argument("--table", choices=("a100", "h100", "a5000"))
     ap.add_argument("--n", type=int, help="problem size (default: the seeds' size of the table)")
     ap.add_argument("--rows", nargs="*", help="rows to run (default: all of the table)")
     ap.add_argument("--jobs", type=int, default=1, help="rows run in parallel, each in its own process")

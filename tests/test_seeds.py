@@ -78,6 +78,21 @@ def test_tables_name_cases_that_exist():
     assert max(a100) == a100[0] and min(a100) == TABLES["a100"]["rows"][11].seconds
 
 
+def test_h100_table_is_the_committed_measurement():
+    # the "h100" table's figures are ncu's gpu__time_duration.sum of the committed H100 run, row
+    # for row, at the table's size; its kernels are the A100 table's
+    import json
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "validation/reports/h100/seeds_int/timing_h100.json"
+    measured = {r["case"]: r for r in json.loads(path.read_text())["launches"]}
+    spec = TABLES["h100"]
+    assert [r.case for r in spec["rows"]] == [r.case for r in TABLES["a100"]["rows"]] == list(measured)
+    for r in spec["rows"]:
+        assert measured[r.case]["n"] == spec["n"] and measured[r.case]["ok"]
+        assert r.seconds == measured[r.case]["metrics"]["gpu__time_duration.sum"] * 1e-9
+
+
 def test_cli_runs_seed_cases_by_name_and_group(capsys):
     assert main(["run", "--case", "reduce7_4", "--case", "reduce1", "-n", "3000", "--gpu", "a100"]) == 0
     out = capsys.readouterr().out
