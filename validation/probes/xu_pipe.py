@@ -7,7 +7,11 @@ an integer remainder by a variable (reduce0's ``tid % (2*s)``).
 (``F2I.FTZ.U32.TRUNC.NTZ``), ``rcp`` (``MUFU.RCP``), ``i2f_rcp_f2i`` (the three in one chain, as
 ptxas's ``rem.u32`` expansion has them) and ``rem_var`` (``rem.u32`` by a divisor that changes
 every iteration: the whole 17-instruction expansion). Prints, per kernel, the cycles of one loop
-iteration (8 chain steps) per warp of a sub-partition.
+iteration (8 chain steps) per warp of a sub-partition; and, for ``rem_chain`` (a remainder by a
+divisor made from the previous result, SHF + LOP3 + the expansion a step), ``xu_chain``
+(I2F -> MUFU.RCP -> F2I a step), ``imadhi_chain`` (``IMAD.HI.U32``), ``setp_chain`` (``ISETP`` ->
+``@P VIADD``: a predicate's producer and consumer) and ``imad_chain`` (``IMAD``), each run by one
+warp, the cycles of one dependent step.
 
 Run on a GPU machine: ``python3 validation/probes/xu_pipe.py > $OUT/xu_pipe.json``. Needs CuPy only.
 """
@@ -26,10 +30,39 @@ from validation import probekit  # noqa: E402
 
 PTX = pathlib.Path(__file__).with_name("xu_pipe.ptx")
 KERNELS = ("i2f", "i2fp", "f2i", "rcp", "i2f_rcp_f2i", "rem_var")
+#: one-warp chains -> dependent steps a loop trip
+CHAINS = {"rem_chain": 1, "xu_chain": 1, "imadhi_chain": 8, "setp_chain": 8, "imad_chain": 8}
+N = (256, 4096)
+
+
+def chain_latency(ptx: pathlib.Path, kernels: dict) -> dict:
+    """Per kernel (one warp, one dependent chain of ``kernels[name]`` steps a loop trip): the median
+    of 5 ``clock64`` spans at each n of :data:`N` and the cycles of one step,
+    ``(cycles[N1] - cycles[N0]) / ((N1 - N0) x steps)``."""
+    import cupy
+
+    mod = cupy.RawModule(path=str(ptx))
+    out = cupy.zeros(32, cupy.uint32)
+    t = cupy.zeros(1, cupy.int64)
+    res = {}
+    for name in kernels:
+        f = mod.get_function(name)
+        cyc = []
+        for n in N:
+            vals = []
+            for _ in range(5):
+                f((1,), (32,), (out, cupy.uint32(7), cupy.int32(n), t))
+                vals.append(int(t.get()[0]))
+            cyc.append(sorted(vals)[2])
+        res[name] = {"cycles": dict(zip(map(str, N), cyc)),
+                     "cycles_per_step": (cyc[1] - cyc[0]) / ((N[1] - N[0]) * kernels[name])}
+    return res
 
 
 def main() -> None:
-    json.dump(probekit.load_probe("int_pipes").measure(PTX, KERNELS), sys.stdout, indent=1)
+    res = probekit.load_probe("int_pipes").measure(PTX, KERNELS)
+    res.update(chain_latency(PTX, CHAINS))
+    json.dump(res, sys.stdout, indent=1)
     print()
 
 
