@@ -73,6 +73,17 @@ def test_scoped_register_blocks_shadow_and_end():
     assert ins[4].operands[0] == Reg("%r1")                                  # the kernel's %r1 again
 
 
+def test_a_block_predicate_without_percent_guards_instructions():
+    # inline assembly as CUDA code writes it: { .reg .pred p; setp ... p, ...; @p ...; @!p ...; }
+    mod = parse(kernel("{\n.reg .pred p;\nsetp.ge.u32 p, %r1, %r2;\n@p sub.u32 %r1, %r1, %r2;\n"
+                       "@!p add.u32 %r1, %r1, 100;\n}\nret;"))
+    setp, sub, add = mod.kernels["k"].instrs[:3]
+    assert setp.operands[0].name.startswith("p$") and sub.guard == Reg(setp.operands[0].name, False)
+    assert add.guard == Reg(setp.operands[0].name, True)
+    with pytest.raises(PTXError, match=r"undeclared register q"):
+        parse(kernel("@q add.u32 %r1, %r1, 1;\nret;"))
+
+
 def test_a_block_register_is_unknown_after_its_block():
     with pytest.raises(PTXError, match=r"<ptx>:14:9: undeclared register %t \(declare it with .reg\)"):
         parse(kernel("{\n.reg .b32 %t;\nmov.b32 %t, 1;\n}\nmov.b32 %t, 2;\nret;"))
