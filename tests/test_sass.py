@@ -266,3 +266,7 @@ def test_rem_holds_the_xu_pipe_for_its_three_conversions():
     xu = [o for o in ks.ops[rem.pc] if o.split(".")[0] in ("I2F", "MUFU", "F2I")]
     assert len(xu) == 3 and rem.slots == len(ks.ops[rem.pc]) == 17
     assert rem.unit == "sfu" and rem.interval == 3 * cfg.sm.units["sfu"].issue_interval == 24
+    # a uniform-datapath ULDC beside an ISETP holds no ALU cycles of its own
+    (setp,) = [t for t in decode(k, cfg, ks) if t.pc < len(k.instrs) and ks.ops[t.pc][:1] == ("ULDC",)
+               and any(o.startswith("ISETP") for o in ks.ops[t.pc])][:1]
+    assert (setp.unit, setp.interval) == ("alu", cfg.sm.units["alu"].issue_interval)

@@ -97,6 +97,10 @@ def _names(op) -> list[str]:
     return []
 
 
+#: SASS that occupies none of the sub-partition's math pipes (besides the uniform datapath's ``U*``
+#: instructions): constant loads, special-register reads, control flow.
+_NO_PIPE = frozenset({"LDC", "S2R", "S2UR", "R2UR", "CS2R", "BRA", "BSSY", "BSYNC", "EXIT", "NOP", "WARPSYNC"})
+
 #: Kinds that issue at least one SASS instruction whatever ptxas's line attribution says.
 _ALWAYS_ISSUE = {Kind.BAR, Kind.EXIT, Kind.ATOM, Kind.ST}
 
@@ -177,10 +181,12 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
             # all of that SASS's cycles there: ptxas's rem.u32 is 17 SASS with 3 on the XU pipe
             busy: dict[str, int] = {}
             for o in sass_ops:
+                if o.split(".", 1)[0] in _NO_PIPE or o.startswith("U"):  # uniform datapath, constants
+                    continue
                 u = sass_unit(o)
                 busy[u] = busy.get(u, 0) + cfg.sm.units[u].issue_interval
-            pipe = max(busy, key=busy.get)
-            if busy[pipe] > spec.issue_interval:
+            pipe = max(busy, key=busy.get, default=unit)
+            if busy.get(pipe, 0) > spec.issue_interval:
                 interval, unit = busy[pipe], pipe
             units = [sass_unit(o) for o in sass_ops]
             if unit in units:
