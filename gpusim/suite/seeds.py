@@ -97,7 +97,7 @@ TABLES: dict[str, dict] = {
         # The notes give no clock. 765 MHz (the A100 PCIe 40 GB's base clock) is inferred from
         # hardware: the same kernels measured on the H100 (the "h100" table, at 2**29 too), scaled
         # by SM count x clock to 108 SMs at 765 MHz, give the seeds' compute-bound rows within
-        # 0.6-3.5 % (reduce0, reduce2, reduce3, reduce5); at the 1,410 MHz boost clock 0.54x.
+        # 1-4 % (reduce0, reduce2, reduce3, reduce5); at the 1,410 MHz boost clock 0.54x.
         "overrides": {"dram.bandwidth_bytes_per_s": 1.555e12, "clock_hz": 765e6},
         "setup": "seed 003: 512 M ints (2**29, 2 GB) on an A100 of 1555 GB/s theoretical bandwidth; "
                  "SM clock 765 MHz (inferred: see gpusim.suite.seeds)",

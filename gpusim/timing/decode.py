@@ -108,9 +108,9 @@ _ALWAYS_ISSUE = {Kind.BAR, Kind.EXIT, Kind.ATOM, Kind.ST}
 def sass_unit(opcode: str) -> str:
     """The unit class (a key of ``config.sm.units``) whose latency and pipe a SASS instruction of
     ``opcode`` gets: ``MUFU`` and the conversions ``I2F``/``F2I`` -> sfu (the XU pipe), ``D*``
-    double precision -> fp64,
-    float arithmetic -> fma, ``IMAD*`` and ``VIADD`` -> imad (the FMA-heavy pipe), the rest -> alu
-    (memory instructions are timed by the memory model and do not occur inside expansions).
+    double precision -> fp64, float arithmetic -> fma, ``IMAD*`` and ``VIADD`` -> imad (the
+    FMA-heavy pipe), the rest -> alu (memory instructions are timed by the memory model and do
+    not occur inside expansions).
 
     ``VIADD`` (sm_90's integer add) is not an ALU instruction, measured on the H100
     (``validation/probes/int_pipes.py``): 8 warps per sub-partition running ``VIADD`` + ``SHF`` +
