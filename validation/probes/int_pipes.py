@@ -27,32 +27,34 @@ KERNELS = ("xor_reg", "shr_imm", "mul_imm", "fma_reg", "add_imm", "path_b", "pat
 N = (256, 4096)
 
 
-def measure(ptx: pathlib.Path, kernels) -> dict:
+def measure(ptx: pathlib.Path, kernels: dict[str, int], threads: int = 1024,
+            key: str = "cycles_per_iteration_per_warp") -> dict:
     """Per kernel of ``ptx`` (each ``(unsigned* out, unsigned c, int n, long long* t)``, one CTA of
-    1,024 threads): the median of 5 ``clock64`` spans at each n of :data:`N`, and the cycles of
-    one loop iteration per warp of a sub-partition, ``(cycles[N1] - cycles[N0]) / ((N1 - N0) * 8)``."""
+    ``threads``): the median of 5 ``clock64`` spans at each n of :data:`N`, and under ``key``
+    ``(cycles[N1] - cycles[N0]) / ((N1 - N0) x kernels[name])``: with 1,024 threads and 8, the
+    cycles of one loop iteration per warp of a sub-partition (8 warps each); with one warp and a
+    chain's steps a loop trip, the cycles of one dependent step."""
     import cupy
 
     mod = cupy.RawModule(path=str(ptx))
-    out = cupy.zeros(1024, cupy.uint32)
+    out = cupy.zeros(threads, cupy.uint32)
     t = cupy.zeros(1, cupy.int64)
     res = {}
-    for name in kernels:
+    for name, per in kernels.items():
         f = mod.get_function(name)
         cyc = []
         for n in N:
             vals = []
             for _ in range(5):
-                f((1,), (1024,), (out, cupy.uint32(7), cupy.int32(n), t))
+                f((1,), (threads,), (out, cupy.uint32(7), cupy.int32(n), t))
                 vals.append(int(t.get()[0]))
             cyc.append(sorted(vals)[2])
-        res[name] = {"cycles": dict(zip(map(str, N), cyc)),
-                     "cycles_per_iteration_per_warp": (cyc[1] - cyc[0]) / ((N[1] - N[0]) * 8)}
+        res[name] = {"cycles": dict(zip(map(str, N), cyc)), key: (cyc[1] - cyc[0]) / ((N[1] - N[0]) * per)}
     return res
 
 
 def main() -> None:
-    json.dump(measure(PTX, KERNELS), sys.stdout, indent=1)
+    json.dump(measure(PTX, dict.fromkeys(KERNELS, 8)), sys.stdout, indent=1)
     print()
 
 

@@ -32,36 +32,12 @@ PTX = pathlib.Path(__file__).with_name("xu_pipe.ptx")
 KERNELS = ("i2f", "i2fp", "f2i", "rcp", "i2f_rcp_f2i", "rem_var")
 #: one-warp chains -> dependent steps a loop trip
 CHAINS = {"rem_chain": 1, "xu_chain": 1, "imadhi_chain": 8, "setp_chain": 8, "imad_chain": 8}
-N = (256, 4096)
-
-
-def chain_latency(ptx: pathlib.Path, kernels: dict) -> dict:
-    """Per kernel (one warp, one dependent chain of ``kernels[name]`` steps a loop trip): the median
-    of 5 ``clock64`` spans at each n of :data:`N` and the cycles of one step,
-    ``(cycles[N1] - cycles[N0]) / ((N1 - N0) x steps)``."""
-    import cupy
-
-    mod = cupy.RawModule(path=str(ptx))
-    out = cupy.zeros(32, cupy.uint32)
-    t = cupy.zeros(1, cupy.int64)
-    res = {}
-    for name in kernels:
-        f = mod.get_function(name)
-        cyc = []
-        for n in N:
-            vals = []
-            for _ in range(5):
-                f((1,), (32,), (out, cupy.uint32(7), cupy.int32(n), t))
-                vals.append(int(t.get()[0]))
-            cyc.append(sorted(vals)[2])
-        res[name] = {"cycles": dict(zip(map(str, N), cyc)),
-                     "cycles_per_step": (cyc[1] - cyc[0]) / ((N[1] - N[0]) * kernels[name])}
-    return res
 
 
 def main() -> None:
-    res = probekit.load_probe("int_pipes").measure(PTX, KERNELS)
-    res.update(chain_latency(PTX, CHAINS))
+    measure = probekit.load_probe("int_pipes").measure
+    res = measure(PTX, dict.fromkeys(KERNELS, 8))
+    res.update(measure(PTX, CHAINS, threads=32, key="cycles_per_step"))
     json.dump(res, sys.stdout, indent=1)
     print()
 
