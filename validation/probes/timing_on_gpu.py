@@ -364,9 +364,10 @@ def cmd_events(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     times: list[dict] = []
     outputs: dict[str, np.ndarray] = {}
+    known = known_cases(suite)
 
     def on_run(record, caserun, rec):
-        case = known_cases(suite)[record["case"]]
+        case = known[record["case"]]
         if caserun is not None and record["n"] == case.test_n and not record["extra"]:
             for key, arr in caserun.outputs.items():
                 outputs[f"{record['case']}/{key}"] = np.asarray(arr)
