@@ -16,7 +16,12 @@ SASS-aware costs (given the kernel's :class:`gpusim.sass.KernelSass`): an instru
 one issue cycle per SASS instruction ptxas makes of it (none for one it folds into others,
 such as a ``mov`` or an ``ld.param``), and one that ptxas expands into several (``rem.u32``,
 ``div.rn.f32``...) delivers its result after the latencies of its SASS instructions in a
-dependent chain (an upper bound: ptxas may schedule parts of an expansion in parallel). An
+dependent chain, and holds the pipe its SASS keeps busiest for all of that SASS's cycles there
+(``rem.u32``: the XU pipe, 3 x 8 cycles; uniform-datapath, constant and control SASS hold no
+pipe). The chain counts instructions ptxas runs in parallel, yet it is short of the H100's:
+``rem.u32`` by a variable takes 137.5 cycles a dependent step there, 111 here, because
+``IMAD.HI`` (9.1) and an ``ISETP``'s predicate (about 14) are slower than their units' latency
+(``validation/probes/xu_pipe.py``). An
 if-converted branch costs, when all its threads take it, the guarded SASS it jumps over.
 An integer instruction that becomes one SASS instruction issues to the pipe of that
 instruction: ``IMAD*`` (integer multiplies, and the ``IMAD.MOV``/``IMAD.IADD``/``IMAD.SHL``
