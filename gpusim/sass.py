@@ -86,7 +86,7 @@ EXPANSION_FILE = Path(__file__).with_name("data") / "sass_expansion.json"
 
 _memory_cache: dict[str, dict[str, list["SassInstr"]]] = {}
 #: Part of the cache key: bump when :class:`SassInstr` or the parser changes.
-_LISTING_FORMAT = b"listing-2"
+_LISTING_FORMAT = b"listing-3"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +101,9 @@ class SassInstr:
         guarded: it carries a guard predicate (``@P0``, ``@!P1``).
         label: a label precedes it (a branch may enter here).
         target: for a branch, the address of the instruction it jumps to, else ``-1``.
+        reads: the registers it reads (``R7``, ``P1``, ``UR4``; its guard's predicate included;
+            ``RZ``/``PT`` left out; a 64-bit operand ``R2`` as ``R2`` and ``R3``).
+        writes: the registers it writes (:func:`_operand_regs` says which operands those are).
     """
 
     address: int
@@ -110,6 +113,8 @@ class SassInstr:
     guarded: bool = False
     label: bool = False
     target: int = -1
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
 
 
 def find_nvdisasm() -> str | None:
@@ -122,11 +127,46 @@ _RE_LINE = re.compile(r'//## File "[^"]*", line (\d+)')
 _RE_INSTR = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)([^;]*)")
 _RE_LABEL = re.compile(r"^\s*(\.L\w+):")
 _RE_BRANCH_TO = re.compile(r"`\((\.L\w+)\)")
+_RE_REG = re.compile(r"\b(U?R\d+|U?P\d)\b")
+_RE_GPR = re.compile(r"(U?R)(\d+)")
+#: base opcodes with no destination operand (stores, reductions, control flow)
+_NO_DEST = ("ST", "STS", "STG", "STL", "RED", "REDG", "BRA", "BRX", "EXIT", "BAR", "BSSY", "BSYNC", "WARPSYNC",
+            "NOP", "CALL", "RET", "MEMBAR", "CCTL", "DEPBAR")
+
+
+def _operand_regs(opcode: str, guard: str, operands: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(registers read, registers written) of one SASS instruction, from its listing text.
+
+    The destination is the first operand (none for stores, reductions and control flow); a
+    ``*SETP``/``PLOP3`` also writes its second operand, and a predicate in second place (the
+    carry out of ``IADD3``, ``LEA``...) is written too. Where the opcode works on 64 bits
+    (``.WIDE``, ``.64``, the ``D*`` double-precision instructions) each register ``Rn`` also
+    names ``Rn+1``. Memory operands (``[R2.64]``) and the guard are read."""
+    base = opcode.split(".", 1)[0]
+    parts = [p.strip() for p in operands.split(",")] if operands.strip() else []
+    ndest = 0 if base in _NO_DEST or not parts or parts[0].startswith(("[", "desc")) else 1
+    if ndest and len(parts) > 1 and (base.endswith("SETP") or base == "PLOP3"
+                                     or re.fullmatch(r"!?U?P(\d|T)", parts[1])):
+        ndest = 2
+    wide = any(m in opcode for m in (".WIDE", ".64", ".F64")) or base in ("DADD", "DFMA", "DMUL", "DSETP", "DMNMX")
+
+    def regs(texts) -> list[str]:
+        out = []
+        for t in texts:
+            for r in _RE_REG.findall(t):
+                out.append(r)
+                m = _RE_GPR.fullmatch(r)
+                if wide and m:
+                    out.append(f"{m.group(1)}{int(m.group(2)) + 1}")
+        return out
+
+    reads = regs(parts[ndest:]) + regs([guard])
+    return tuple(dict.fromkeys(reads)), tuple(dict.fromkeys(regs(parts[:ndest])))
 
 
 def parse_listing(text: str) -> dict[str, list[SassInstr]]:
     """Parse ``nvdisasm -gp -c`` output into each kernel's SASS instructions, in address order."""
-    raw: dict[str, list[tuple[int, str, int, bool, bool, str]]] = {}
+    raw: dict[str, list[tuple]] = {}
     labels: dict[str, dict[str, int]] = {}  # per kernel: label -> index in its rows
     current: list | None = None
     line, pending = 0, []
@@ -150,15 +190,17 @@ def parse_listing(text: str) -> dict[str, list[SassInstr]]:
             t = _RE_BRANCH_TO.search(m.group(4)) if m.group(3).startswith("BRA") else None
             for name in pending:
                 where[name] = len(current)
-            current.append((int(m.group(1), 16), m.group(3), line, bool(m.group(2)), bool(pending), t.group(1) if t else ""))
+            reads, writes = _operand_regs(m.group(3), m.group(2) or "", m.group(4))
+            current.append((int(m.group(1), 16), m.group(3), line, bool(m.group(2)), bool(pending), t.group(1) if t else "",
+                            reads, writes))
             pending = []
     out: dict[str, list[SassInstr]] = {}
     for name, rows in raw.items():
         exits = [i for i, r in enumerate(rows) if r[1] == "EXIT" and not r[3]]  # an unguarded EXIT
         last = exits[-1] if exits else len(rows) - 1
         at = labels[name]
-        out[name] = [SassInstr(a, op, ln, i > last, g, lab, rows[at[t]][0] if t in at else -1)
-                     for i, (a, op, ln, g, lab, t) in enumerate(rows)]
+        out[name] = [SassInstr(a, op, ln, i > last, g, lab, rows[at[t]][0] if t in at else -1, rd, wr)
+                     for i, (a, op, ln, g, lab, t, rd, wr) in enumerate(rows)]
     return out
 
 
@@ -192,7 +234,7 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
     if use_cache:
         try:
             stored = json.loads(cache_file.read_text())
-            listing = {k: [SassInstr(*row) for row in v] for k, v in stored.items()}
+            listing = {k: [SassInstr(*row[:7], tuple(row[7]), tuple(row[8])) for row in v] for k, v in stored.items()}
             _memory_cache[key] = listing
             return listing
         except (OSError, ValueError, TypeError):
@@ -208,7 +250,8 @@ def sass_listing(ptx: str, arch: str, *, source: str = "<ptx>", use_cache: bool 
         try:
             cache_file.parent.mkdir(parents=True, exist_ok=True)
             tmp_file = cache_file.with_suffix(f".{os.getpid()}.tmp")
-            tmp_file.write_text(json.dumps({k: [[i.address, i.opcode, i.line, i.out_of_line, i.guarded, i.label, i.target]
+            tmp_file.write_text(json.dumps({k: [[i.address, i.opcode, i.line, i.out_of_line, i.guarded, i.label, i.target,
+                                                 i.reads, i.writes]
                                                 for i in v]
                                             for k, v in listing.items()}))
             os.replace(tmp_file, cache_file)
@@ -253,6 +296,9 @@ class KernelSass:
             barrier, an exit or a fence, and start at the target of a branch ptxas kept (the
             region of an if-converted branch is part of its block, as in SASS); ``()`` without
             a listing.
+        regs: per PC, each of its SASS instructions' (registers read, registers written), in
+            ``ops``' order (:attr:`SassInstr.reads`); ``()`` where they are not known (the
+            expansion table; a loop's PCs charged from its unrolled listing).
     """
 
     ops: tuple[tuple[str, ...], ...]
@@ -261,6 +307,7 @@ class KernelSass:
     source: str = "ptxas"
     order: tuple[int, ...] = ()
     block: tuple[int, ...] = ()
+    regs: tuple[tuple[tuple[tuple[str, ...], tuple[str, ...]], ...], ...] = ()
 
     @property
     def counts(self) -> list[int]:
@@ -315,13 +362,16 @@ def _assemble(kernel, body: list[SassInstr], pcs: list[int], ops: list[list[str]
     replaced, the unrolled loops' correction)."""
     n = len(kernel.instrs)
     by_pc: list[list[str]] = [[] for _ in range(n)]
+    regs: list[list] = [[] for _ in range(n)]
     guarded = [0] * n
     last = [-1] * n
     for s, pc in zip(body, pcs):
         by_pc[pc].append(s.opcode)
+        regs[pc].append((s.reads, s.writes))
         guarded[pc] += s.guarded
         last[pc] = max(last[pc], s.address)
     if ops is not None:
+        regs = [r if list(o) == b else [] for r, o, b in zip(regs, ops, by_pc)]
         by_pc = ops
         guarded = [min(g, len(o)) for g, o in zip(guarded, ops)]
     skip = []
@@ -332,7 +382,8 @@ def _assemble(kernel, body: list[SassInstr], pcs: list[int], ops: list[list[str]
             t = -1
         skip.append(t)
     order, block = _issue_order(kernel, last, skip)
-    return KernelSass(tuple(tuple(o) for o in by_pc), tuple(guarded), tuple(skip), "ptxas", order, block)
+    return KernelSass(tuple(tuple(o) for o in by_pc), tuple(guarded), tuple(skip), "ptxas", order, block,
+                      tuple(tuple(r) for r in regs))
 
 
 def _sass_blocks(body: list[SassInstr]) -> list[range]:

@@ -254,19 +254,42 @@ def test_viadd_issues_beside_the_alu():
 
 
 @pytest.mark.sass
-def test_rem_holds_the_xu_pipe_for_its_three_conversions():
+def test_rem_issues_its_sass_one_by_one_on_their_pipes():
     # ptxas's rem.u32 (reduce0's tid % (2*s)) is 17 SASS, of which I2F.U32.RP, MUFU.RCP and
     # F2I.FTZ.U32.TRUNC share the XU pipe at 8 cycles each (validation/probes/xu_pipe.py on the H100).
+    # Each issues on its own, after what it reads is ready: IMAD.HI.U32 -> IMAD.HI.U32 9 cycles,
+    # ISETP -> the IMAD.IADD it guards predicate_latency (both measured by the same probe).
     from gpusim.timing.decode import decode
 
     cfg = gpusim.config.load("h100")
     k, text = _kernel(ptx_path(SEED_CASES["reduce0"]), "reduce0")
     ks = sass.kernel_sass(k, text, "sm_90")
-    (rem,) = [t for t in decode(k, cfg, ks) if t.pc < len(k.instrs) and k.instrs[t.pc].op == "rem"]
-    xu = [o for o in ks.ops[rem.pc] if o.split(".")[0] in ("I2F", "MUFU", "F2I")]
-    assert len(xu) == 3 and rem.slots == len(ks.ops[rem.pc]) == 17
-    assert rem.unit == "sfu" and rem.interval == 3 * cfg.sm.units["sfu"].issue_interval == 24
-    # a uniform-datapath ULDC beside an ISETP holds no ALU cycles of its own
-    (setp,) = [t for t in decode(k, cfg, ks) if t.pc < len(k.instrs) and ks.ops[t.pc][:1] == ("ULDC",)
+    timed = decode(k, cfg, ks)
+    (rem,) = [t for t in timed if t.pc < len(k.instrs) and k.instrs[t.pc].op == "rem"]
+    ops = ks.ops[rem.pc]
+    assert len(ops) == 17 and rem.slots == 1 and len(rem.micro) == 16
+    steps = (rem, *rem.micro)
+    xu = [(s.unit, s.interval) for o, s in zip(ops, steps) if o.split(".")[0] in ("I2F", "MUFU", "F2I")]
+    assert xu == [("sfu", 8)] * 3
+    hi = [i for i, o in enumerate(ops) if o.startswith("IMAD.HI")]
+    assert len(hi) == 2 and steps[hi[1]].latency == cfg.sm.sass_latency["IMAD.HI"] == 9
+    guarded = ops.index("IMAD.IADD")
+    assert ops[guarded - 1].startswith("ISETP") and steps[guarded].latency == cfg.sm.predicate_latency == 14
+    # a uniform-datapath ULDC beside an ISETP holds no pipe; the ISETP holds the ALU's
+    (setp,) = [t for t in timed if t.pc < len(k.instrs) and ks.ops[t.pc][:1] == ("ULDC",)
                and any(o.startswith("ISETP") for o in ks.ops[t.pc])][:1]
-    assert (setp.unit, setp.interval) == ("alu", cfg.sm.units["alu"].issue_interval)
+    assert (setp.unit, setp.interval) == ("", 0)
+    assert (setp.micro[-1].unit, setp.micro[-1].interval) == ("alu", cfg.sm.units["alu"].issue_interval)
+
+@pytest.mark.parametrize("opcode, guard, operands, reads, writes", [
+    ("ISETP.GE.U32.AND", "", "P1, PT, R3, R10, PT", ("R3", "R10"), ("P1",)),
+    ("IMAD.IADD", "@P1 ", "R3, R3, 0x1, -R10", ("R3", "R10", "P1"), ("R3",)),
+    ("IADD3", "", "R4, P0, R2, R3, RZ", ("R2", "R3"), ("R4", "P0")),
+    ("STS", "", "[R5], R4", ("R5", "R4"), ()),
+    ("LDG.E", "@!P0 ", "R4, desc[UR6][R2.64]", ("UR6", "R2", "P0"), ("R4",)),
+    ("DFMA", "", "R4, R2, R6, R4", ("R2", "R3", "R6", "R7", "R4", "R5"), ("R4", "R5")),
+    ("BRA", "@!P1 ", "0x7f1f697ac360", ("P1",), ()),
+])
+def test_listing_operands_give_each_sass_instructions_reads_and_writes(opcode, guard, operands, reads, writes):
+    # what the expansion's issue schedule (gpusim.timing.decode) takes its dependencies from
+    assert sass._operand_regs(opcode, guard, operands) == (reads, writes)

@@ -134,6 +134,14 @@ class SMSpec(BaseModel):
         1, strict=True, ge=0, description="timing model: cycles each constant-cache transaction after the "
         "first adds to a ld.const whose lanes read k distinct addresses (served one after the other), cycles; "
         "default 1 (ASSUMED: no measurement)")
+    predicate_latency: int | None = Field(
+        None, strict=True, ge=1, description="cycles from an instruction that writes a predicate (PTX setp; SASS "
+        "ISETP, FSETP, DSETP, PLOP3) until one that reads it (a guarded instruction, a branch, selp) may issue, "
+        "cycles; null = the writer's unit latency")
+    sass_latency: dict[str, int] = Field(
+        default_factory=dict, description="latencies of SASS instructions that differ from their unit's, keyed by "
+        "opcode prefix ('IMAD.HI' matches 'IMAD.HI.U32'), cycles: each SASS instruction of an expansion, and a PTX "
+        "instruction ptxas makes one such instruction of, gets it")
     scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
     units: dict[str, UnitSpec] = Field(
         ...,

@@ -14,19 +14,24 @@ while waiting (Nsight Compute's warp-state names, NCU #warp-stall-reasons):
 
 SASS-aware costs (given the kernel's :class:`gpusim.sass.KernelSass`): an instruction takes
 one issue cycle per SASS instruction ptxas makes of it (none for one it folds into others,
-such as a ``mov`` or an ``ld.param``), and one that ptxas expands into several (``rem.u32``,
-``div.rn.f32``...) delivers its result after the latencies of its SASS instructions in a
-dependent chain, and holds the pipe its SASS keeps busiest for all of that SASS's cycles there
-(``rem.u32``: the XU pipe, 3 x 8 cycles; uniform-datapath, constant and control SASS hold no
-pipe). The chain counts instructions ptxas runs in parallel, yet it is short of the H100's:
-``rem.u32`` by a variable takes 137.5 cycles a dependent step there, 111 here, because
-``IMAD.HI`` (9.1) and an ``ISETP``'s predicate (about 14) are slower than their units' latency
-(``validation/probes/xu_pipe.py``). An
-if-converted branch costs, when all its threads take it, the guarded SASS it jumps over.
-An integer instruction that becomes one SASS instruction issues to the pipe of that
-instruction: ``IMAD*`` (integer multiplies, and the ``IMAD.MOV``/``IMAD.IADD``/``IMAD.SHL``
-ptxas uses to balance pipes) to ``imad``, the FMA-heavy pipe at half rate on sm_86/sm_90,
-the rest to ``alu``. Without SASS costs every instruction takes one issue cycle (the PTX-only model).
+such as a ``mov`` or an ``ld.param``). One that ptxas expands into several (``rem.u32``,
+``div.rn.f32``, a ``setp`` with its ``ULDC``...) issues its SASS one at a time
+(:attr:`Timed.micro`): each on its own pipe for its own interval, once the registers it reads
+from earlier SASS of the expansion are ready (operands from the listing,
+:attr:`gpusim.sass.SassInstr.reads`), while the scheduler issues other warps in the gaps.
+``rem.u32``'s 17 SASS hold the XU pipe three times for 8 cycles and deliver the remainder
+125 cycles after the first issues, where the H100 takes 137.5 cycles a dependent step
+(``validation/probes/xu_pipe.py``). Latencies: the unit's (:func:`sass_unit`), except where
+``sm.sass_latency`` names the instruction (``IMAD.HI``: 9, measured against IMAD's 4.2), and a
+predicate reaches its readers (a guarded instruction, a branch, ``selp``) after
+``sm.predicate_latency`` (14 on the H100: an ``ISETP`` -> ``@P VIADD`` chain takes 18.2 cycles a
+step), at the PTX level (``setp``) too. An if-converted branch costs, when all its threads take
+it, the guarded SASS it jumps over. An integer instruction that becomes one SASS instruction
+issues to the pipe of that instruction: ``IMAD*`` (integer multiplies, and the
+``IMAD.MOV``/``IMAD.IADD``/``IMAD.SHL`` ptxas uses to balance pipes) to ``imad``, the
+FMA-heavy pipe at half rate on sm_86/sm_90, uniform-datapath (``UMOV``, ``USHF``), constant
+and special-register reads to none, the rest to ``alu``. Without SASS costs every instruction
+takes one issue cycle (the PTX-only model).
 
 Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never simpy or cupy.
 """
@@ -72,6 +77,12 @@ class Timed:
             consecutive words into one ``LDS.128``, the load it attributes that to takes the
             vector load's data stage, and the others, ``0``, none (their words come with it);
             ``-1`` without SASS costs (the PTX access as it is).
+        micro: an expansion's SASS instructions after its first (:func:`_expansion`), each
+            issued on its own (one issue cycle, its own pipe for its own interval, unit ``""``
+            for none) ``latency`` cycles after the one before it at the earliest: the gaps of
+            the expansion's dependency schedule. The warp issues nothing else in between, and
+            the instruction's results are ready ``latency`` (this Timed's) cycles after the
+            last one issued; ``()`` for an instruction that issues at once.
     """
 
     pc: int
@@ -88,6 +99,7 @@ class Timed:
     slots: int = 1
     skip_slots: int = 0
     shared_width: int = -1
+    micro: tuple["Timed", ...] = ()
 
 
 def _names(op) -> list[str]:
@@ -140,6 +152,52 @@ def sass_unit(opcode: str) -> str:
     return "alu"
 
 
+def sass_latency(opcode: str, cfg: GPUConfig, default: int | None = None) -> int:
+    """Cycles until an instruction that depends on a SASS instruction of ``opcode`` may issue:
+    ``cfg.sm.sass_latency``'s entry for its longest matching prefix (H100: ``IMAD.HI`` 9), else
+    ``default``, else its unit's latency (:func:`sass_unit`)."""
+    best = max((p for p in cfg.sm.sass_latency if opcode == p or opcode.startswith(p + ".")), key=len, default=None)
+    if best is not None:
+        return cfg.sm.sass_latency[best]
+    return default if default is not None else cfg.sm.units[sass_unit(opcode)].latency
+
+
+def _no_pipe(opcode: str) -> bool:
+    return opcode.split(".", 1)[0] in _NO_PIPE or opcode.startswith("U")
+
+
+def _expansion(pc: int, ops: tuple[str, ...], regs, cfg: GPUConfig) -> tuple[Timed, tuple[Timed, ...], int, str]:
+    """The issue schedule of an expansion's SASS ``ops`` (``regs``: their (reads, writes), or
+    ``()``: each then depends on the one before it): SASS ``k`` issues at ``e_k``, one cycle
+    after ``k - 1`` at the earliest and once every register it reads or writes that an earlier
+    one of ``ops`` writes is ready (its latency, :func:`sass_latency`; a predicate's
+    ``cfg.sm.predicate_latency``). Returns (the first SASS as a :class:`Timed`, the rest as
+    ``Timed.micro`` with their gaps ``e_k - e_(k-1)`` as ``latency``, the cycles from the last
+    one's issue until every result is ready, the unit whose result is ready last)."""
+    ready: dict[str, tuple[int, str]] = {}
+    steps = []
+    prev, chain = -1, (0, "alu")
+    for k, op in enumerate(ops):
+        unit = sass_unit(op)
+        lat = sass_latency(op, cfg)
+        if regs:
+            reads, writes = regs[k]
+            e = max([prev + 1] + [ready[r][0] for r in reads + writes if r in ready])
+        else:
+            writes = ()
+            e = max(prev + 1, chain[0])
+        done = e + lat
+        for r in writes:
+            pred = r.startswith(("P", "UP"))
+            ready[r] = (e + max(lat, cfg.sm.predicate_latency or 0) if pred else done, unit)
+        chain = (done, unit)
+        pipe, interval = ("", 0) if _no_pipe(op) else (unit, cfg.sm.units[unit].issue_interval)
+        steps.append(Timed(pc, Kind.ALU, pipe, e - prev if k else 0, interval, (), (), "wait"))
+        prev = e
+    end, slow = max(list(ready.values()) + [chain], key=lambda x: x[0])
+    return steps[0], tuple(steps[1:]), max(end - prev, 1), slow
+
+
 def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     kind = ins.spec.kind
     unit = ins.spec.unit_of(ins)
@@ -168,6 +226,8 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
             unit = sass_unit(sass_ops[0])
             spec = cfg.sm.units[unit]
             latency, interval = spec.latency, spec.issue_interval
+            if _no_pipe(sass_ops[0]):  # a uniform-datapath (UMOV, USHF), constant or special-register read
+                unit, interval = "", 0
         slots = max(len(sass_ops), 1 if kind in _ALWAYS_ISSUE or space in ("global", "shared", "local") else 0)
         if kind is Kind.LD and space == "shared":
             loads = [o.split(".") for o in sass_ops if o.split(".")[0] in ("LDS", "LDSM")]
@@ -181,24 +241,18 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
         skip = sass.skipped_slots(ins.index)
         if slots == 0:
             latency = 0  # folded into the instructions that use its result
-        elif len(sass_ops) > 1 and not space:
-            # an expansion (rem.u32, div.rn.f32...) holds the pipe that its SASS keeps busiest for
-            # all of that SASS's cycles there: ptxas's rem.u32 is 17 SASS with 3 on the XU pipe
-            busy: dict[str, int] = {}
-            for o in sass_ops:
-                if o.split(".", 1)[0] in _NO_PIPE or o.startswith("U"):  # uniform datapath, constants
-                    continue
-                u = sass_unit(o)
-                busy[u] = busy.get(u, 0) + cfg.sm.units[u].issue_interval
-            pipe = max(busy, key=busy.get, default=unit)
-            if busy.get(pipe, 0) > spec.issue_interval:
-                interval, unit = busy[pipe], pipe
-            units = [sass_unit(o) for o in sass_ops]
-            if unit in units:
-                units.remove(unit)
-            else:
-                units.pop()
-            latency = cfg.sm.units[unit].latency + sum(cfg.sm.units[u].latency for u in units)
+        elif len(sass_ops) > 1 and not space and kind in (Kind.ALU, Kind.MOV):
+            regs = sass.regs[ins.index] if sass.regs else ()
+            first, micro, latency, slow = _expansion(ins.index, sass_ops, regs, cfg)
+            unit, interval = first.unit, first.interval
+            if slow == "sfu":
+                reason = "short_scoreboard"
+            return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(reads + writes)),
+                         tuple(writes), reason, space, cache_l1, queue, 1, skip, shared_width, micro)
+        elif len(sass_ops) == 1:
+            latency = sass_latency(sass_ops[0], cfg, latency)
+    if ins.op == "setp" or ins.ty == "pred":
+        latency = max(latency, cfg.sm.predicate_latency or 0) if latency else 0
     return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(reads + writes)),
                  tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width)
 

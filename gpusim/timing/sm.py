@@ -13,8 +13,9 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
 * Warps go to schedulers by warp slot modulo ``sm.scheduler.count`` (§1, JIA18).
   Each scheduler issues at most ``issue_width`` instructions per cycle (§1,
   PG-MP) from its warps (SASS instructions: a PTX instruction takes one cycle
-  per SASS instruction ptxas makes of it, none when folded; see
-  :mod:`gpusim.timing.decode`), chosen by the config's policy, a class of
+  per SASS instruction ptxas makes of it, none when folded, and an expansion's SASS issue
+  one at a time, as their dependencies allow, with other warps' instructions between them;
+  see :mod:`gpusim.timing.decode`), chosen by the config's policy, a class of
   :mod:`gpusim.timing.policies` (users may register more): ``gto``
   (greedy: the last issued warp while it can issue, then the oldest), ``lrr`` (loose round
   robin from the warp after the last issued) or ``two_level`` (round robin
@@ -52,7 +53,7 @@ through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import simpy
@@ -63,6 +64,9 @@ from gpusim.timing.context import LaunchContext
 from gpusim.timing.memsys import LOCAL_BASE
 from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gpusim.timing.decode import Timed
 
 __all__ = ["Warp", "CTA", "Scheduler", "SM", "IssueEvent", "REASONS", "INF"]
 
@@ -86,7 +90,7 @@ class IssueEvent(NamedTuple):
         sm, slot: the SM and the warp slot on it (slot mod 4 is the scheduler).
         cta, warp: linear CTA id and warp index inside the CTA.
         pc: index of the instruction in the kernel (``Kernel.instrs``).
-        active: threads that executed it.
+        active: threads that executed it (0 for an expansion's SASS after its first).
         ready: the cycle its results are ready (memory: when the data returns).
         space: state space of its memory access (``"global"``, ``"shared"``,
             ``"local"``...) or ``""``.
@@ -173,7 +177,7 @@ class Warp:
     """
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
-                 "timed", "done", "lanes", "waiting", "mem_steps", "qidx")
+                 "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -188,6 +192,8 @@ class Warp:
         self.waiting = False
         self.mem_steps = 0  # global load and store instructions issued (for the sampler's shadow CTAs)
         self.qidx = 0  # which queued outcome issues next (> 0: one ptxas scheduled earlier)
+        self.expansion: Timed | None = None  # an expansion whose SASS it is issuing (Timed.micro)
+        self.micro_i = 0  # the index in expansion.micro of the SASS it issues next
 
 
 class Scheduler:
@@ -199,6 +205,7 @@ class Scheduler:
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
+        self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
         self.last: Warp | None = None
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
@@ -374,6 +381,8 @@ class SM:
             if segs is not None:
                 segs.append((dep, now, "not_selected"))
         sched.last = w
+        if w.expansion is not None:
+            return self._issue_micro(w, now, segs)
 
         cta = w.cta
         _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw, w.qidx)  # a Step
@@ -403,8 +412,11 @@ class SM:
             if 0 < taken < active:
                 launch.divergent_branches += 1
             floor = max(floor, now + timed.latency)
-        for r in timed.writes:
-            w.pend[r] = (done, timed.reason)
+        if timed.micro:  # an expansion: its other SASS issue one by one (_issue_micro), then its results
+            w.expansion, w.micro_i = timed, 0
+        else:
+            for r in timed.writes:
+                w.pend[r] = (done, timed.reason)
         if launch.events is not None:
             launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
                                             int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
@@ -431,12 +443,45 @@ class SM:
                 return slots
         if w.pc == DONE:
             w.pc = cta.stepper.warp_pc(w.gw)
+        if w.expansion is not None:
+            micro = timed.micro[0]
+            w.timed, w.dep_ready, w.dep_reason = micro, now + micro.latency, "wait"
+            return slots
         if w.pc == DONE:  # its other lanes wait at the barrier
             w.waiting = True
             w.dep_ready, w.dep_reason = INF, "barrier"
             return slots
         self._next(w, floor, "branch_resolving" if kind is Kind.BRA else "wait")
         return slots
+
+    def _issue_micro(self, w: Warp, now: int, segs: list | None) -> int:
+        """Issue the next SASS instruction of the expansion ``w`` is in (:attr:`Timed.micro`: its
+        own pipe, one issue cycle); after the last, its results are pending and the warp goes on."""
+        timed, parent = w.timed, w.expansion
+        launch = self.launch
+        launch.stalls[timed.pc][0] += 1  # "selected"
+        w.last_issue = now
+        w.sched.unit_free[timed.unit] = max(w.sched.unit_free[timed.unit], now + timed.interval)
+        if launch.events is not None:
+            launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, 0,
+                                            now + 1, "", tuple(segs), (), None, 1))
+        w.micro_i += 1
+        if w.micro_i < len(parent.micro):
+            micro = parent.micro[w.micro_i]
+            w.timed, w.dep_ready, w.dep_reason = micro, now + micro.latency, "wait"
+            return 1
+        w.expansion = None
+        done = now + parent.latency
+        for r in parent.writes:
+            w.pend[r] = (done, parent.reason)
+        if w.pc == DONE:
+            w.pc = w.cta.stepper.warp_pc(w.gw)
+        if w.pc == DONE:
+            w.waiting = True
+            w.dep_ready, w.dep_reason = INF, "barrier"
+            return 1
+        self._next(w, now + 1, "wait")
+        return 1
 
     def _next(self, w: Warp, floor: float, reason: str) -> None:
         """Choose the warp's next instruction (:meth:`_sass_next`) and look up what it waits for."""
