@@ -199,6 +199,10 @@ class SharedMemSpec(BaseModel):
     bank_width_bytes: int = _int("width of one bank, bytes per bank per cycle", ge=1)
     latency_cycles: int = _int("load-to-use latency of a conflict-free shared load, SM cycles", ge=1)
     bytes_per_cycle: int = _int("shared-memory data bandwidth per SM (one wavefront), bytes per cycle", ge=1)
+    conflict_latency_cycles: int = Field(
+        1, strict=True, ge=1, description="cycles each wavefront beyond an access's conflict-free count (one a "
+        "32-bit warp access, two a 64-bit, four a 128-bit) adds to its latency (the data stage still takes one "
+        "cycle a wavefront), cycles; default 1")
 
 
 class L1Spec(BaseModel):

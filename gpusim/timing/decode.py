@@ -170,8 +170,9 @@ def _expansion(pc: int, ops: tuple[str, ...], regs, cfg: GPUConfig) -> tuple[Tim
     """The issue schedule of an expansion's SASS ``ops`` (``regs``: their (reads, writes), or
     ``()``: each then depends on the one before it): SASS ``k`` issues at ``e_k``, one cycle
     after ``k - 1`` at the earliest and once every register it reads or writes that an earlier
-    one of ``ops`` writes is ready (its latency, :func:`sass_latency`; a predicate's
-    ``cfg.sm.predicate_latency``). Returns (the first SASS as a :class:`Timed`, the rest as
+    one of ``ops`` writes is ready (its latency, :func:`sass_latency`; a predicate that a compare
+    (``ISETP``, ``FSETP``, ``PLOP3``...) writes, ``cfg.sm.predicate_latency``; a carry out, the
+    latency). Returns (the first SASS as a :class:`Timed`, the rest as
     ``Timed.micro`` with their gaps ``e_k - e_(k-1)`` as ``latency``, the cycles from the last
     one's issue until every result is ready, the unit whose result is ready last)."""
     ready: dict[str, tuple[int, str]] = {}
@@ -187,8 +188,9 @@ def _expansion(pc: int, ops: tuple[str, ...], regs, cfg: GPUConfig) -> tuple[Tim
             writes = ()
             e = max(prev + 1, chain[0])
         done = e + lat
+        compare = op.split(".", 1)[0].endswith("SETP") or op.startswith("PLOP3")  # not a carry out (IADD3)
         for r in writes:
-            pred = r.startswith(("P", "UP"))
+            pred = compare and r.startswith(("P", "UP"))
             ready[r] = (e + max(lat, cfg.sm.predicate_latency or 0) if pred else done, unit)
         chain = (done, unit)
         pipe, interval = ("", 0) if _no_pipe(op) else (unit, cfg.sm.units[unit].issue_interval)

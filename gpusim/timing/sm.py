@@ -32,7 +32,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields).
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
   its wavefronts pass the SM's data stage (one wavefront per cycle, §5) plus
-  ``shared.latency_cycles`` (§3); constant loads ``sm.const_transaction_cycles``
+  ``shared.latency_cycles`` (§3), each wavefront beyond the access's
+  conflict-free count taking ``shared.conflict_latency_cycles`` (H100: 2, MEAS); constant loads ``sm.const_transaction_cycles``
   later per serialised transaction after the first (ASSUMED 1); global and local memory when
   :class:`gpusim.timing.memsys.MemorySystem` says; ``bar.sync`` releases the
   CTA's warps ``units.sync.latency`` cycles after the last warp arrives.
@@ -90,7 +91,7 @@ class IssueEvent(NamedTuple):
         sm, slot: the SM and the warp slot on it (slot mod 4 is the scheduler).
         cta, warp: linear CTA id and warp index inside the CTA.
         pc: index of the instruction in the kernel (``Kernel.instrs``).
-        active: threads that executed it (0 for an expansion's SASS after its first).
+        active: threads that executed it.
         ready: the cycle its results are ready (memory: when the data returns).
         space: state space of its memory access (``"global"``, ``"shared"``,
             ``"local"``...) or ``""``.
@@ -104,6 +105,10 @@ class IssueEvent(NamedTuple):
             in L1 and hit in L2); ``None`` for other instructions.
         slots: the issue cycles it took, ``cycle`` to ``cycle + slots - 1`` (its SASS
             instructions; 0 for an instruction ptxas folds into others).
+
+    An expansion whose SASS issue one at a time (:attr:`gpusim.timing.decode.Timed.micro`) is one
+    event at its last SASS's issue; the issue cycles of the others are ``"selected"`` segments of
+    its ``stalls``.
     """
 
     cycle: int
@@ -177,7 +182,8 @@ class Warp:
     """
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
-                 "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i")
+                 "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
+                 "event")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -194,6 +200,7 @@ class Warp:
         self.qidx = 0  # which queued outcome issues next (> 0: one ptxas scheduled earlier)
         self.expansion: Timed | None = None  # an expansion whose SASS it is issuing (Timed.micro)
         self.micro_i = 0  # the index in expansion.micro of the SASS it issues next
+        self.event: tuple[list, int] | None = None  # the expansion's stall segments so far and its active threads
 
 
 class Scheduler:
@@ -414,10 +421,12 @@ class SM:
             floor = max(floor, now + timed.latency)
         if timed.micro:  # an expansion: its other SASS issue one by one (_issue_micro), then its results
             w.expansion, w.micro_i = timed, 0
+            if segs is not None:
+                w.event = (segs + [(now, now + 1, "selected")], active)
         else:
             for r in timed.writes:
                 w.pend[r] = (done, timed.reason)
-        if launch.events is not None:
+        if launch.events is not None and not timed.micro:
             launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
                                             int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
                                             served or None, slots))
@@ -462,18 +471,23 @@ class SM:
         launch.stalls[timed.pc][0] += 1  # "selected"
         w.last_issue = now
         w.sched.unit_free[timed.unit] = max(w.sched.unit_free[timed.unit], now + timed.interval)
-        if launch.events is not None:
-            launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, 0,
-                                            now + 1, "", tuple(segs), (), None, 1))
+        if segs is not None:
+            w.event[0].extend(segs)
         w.micro_i += 1
         if w.micro_i < len(parent.micro):
             micro = parent.micro[w.micro_i]
             w.timed, w.dep_ready, w.dep_reason = micro, now + micro.latency, "wait"
+            if segs is not None:
+                w.event[0].append((now, now + 1, "selected"))
             return 1
         w.expansion = None
         done = now + parent.latency
         for r in parent.writes:
             w.pend[r] = (done, parent.reason)
+        if segs is not None:  # one event for the expansion, at its last SASS (IssueEvent)
+            (stalls, active), w.event = w.event, None
+            launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, parent.pc, active, done, "",
+                                            tuple(stalls), (), None, 1))
         if w.pc == DONE:
             w.pc = w.cta.stepper.warp_pc(w.gw)
         if w.pc == DONE:
@@ -566,7 +580,10 @@ class SM:
                     wf = 2 * _warp_wavefronts(acc, acc.addrs, max(4, acc.width), False)
                 t0 = max(now, self.shared_free)
                 self.shared_free = t0 + wf
-                done = max(done, t0 + max(wf, 1) - 1 + launch.cfg.shared.latency_cycles)
+                shared = launch.cfg.shared
+                ideal = -(-len(acc.lanes) * max(vector, acc.width) // shared.bytes_per_cycle)  # conflict-free
+                extra = max(wf - max(ideal, 1), 0) * (shared.conflict_latency_cycles - 1)
+                done = max(done, t0 + max(wf, 1) - 1 + extra + shared.latency_cycles)
                 continue
             a = acc.addrs
             if acc.space == "local":

@@ -269,3 +269,23 @@ def test_dram_reads_alone_outrun_a_copy():
     assert same.read_bytes_per_cycle == same.write_bytes_per_cycle == pytest.approx(peak * cfg.dram.efficiency)
     with pytest.raises(gpusim.errors.ConfigError, match="read_efficiency"):
         cfg.with_overrides({"dram.read_efficiency": 0.4})
+
+
+@pytest.mark.parametrize("extra", [1, 2])
+def test_each_conflict_wavefront_adds_conflict_latency_cycles(extra):
+    # validation/probes/smem_conflict.py's chain_K: one warp, dependent loads in which lane t reads
+    # word t * K (K wavefronts). On the H100 a step takes 31.6 + 2 K cycles: each wavefront a
+    # conflict adds costs shared.conflict_latency_cycles (2) of latency, the data stage one cycle.
+    ptx = pathlib.Path(__file__).parents[2] / "validation" / "probes" / "smem_conflict.ptx"
+
+    def step(k: int) -> float:
+        with gpusim.Device("h100", mode="timing", overrides={"shared.conflict_latency_cycles": extra}):
+            f = gpusim.RawModule(path=str(ptx)).get_function(f"chain_{k}")
+            out, t = gpusim.zeros(32, np.uint32), gpusim.zeros(1, np.int64)
+            spans = []
+            for n in (4, 8):
+                f((1,), (32,), (out, np.uint32(7), np.int32(n), t))
+                spans.append(int(t.get()[0]))
+        return (spans[1] - spans[0]) / (4 * 8)
+
+    assert step(8) - step(1) == pytest.approx(7 * extra)
