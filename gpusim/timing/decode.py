@@ -218,7 +218,7 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
         reason = "wait"
     cache_l1 = not any(m in ins.mods for m in ("cg", "cv", "volatile"))
     queue = "mio" if space == "shared" else "lg" if space and space not in ("param", "const") else ""
-    latency, slots, skip, shared_width = spec.latency, 1, 0, -1
+    latency, slots, skip, shared_width, micro = spec.latency, 1, 0, -1, ()
     interval = spec.issue_interval
     if sass is not None:
         sass_ops = sass.ops[ins.index]
@@ -245,18 +245,17 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
             latency = 0  # folded into the instructions that use its result
         elif len(sass_ops) > 1 and not space and kind in (Kind.ALU, Kind.MOV):
             regs = sass.regs[ins.index] if sass.regs else ()
+            # its own schedule sets when results (a predicate too) are ready after its last SASS
             first, micro, latency, slow = _expansion(ins.index, sass_ops, regs, cfg)
-            unit, interval = first.unit, first.interval
+            unit, interval, slots = first.unit, first.interval, 1
             if slow == "sfu":
                 reason = "short_scoreboard"
-            return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(reads + writes)),
-                         tuple(writes), reason, space, cache_l1, queue, 1, skip, shared_width, micro)
         elif len(sass_ops) == 1:
             latency = sass_latency(sass_ops[0], cfg, latency)
-    if ins.op == "setp" or ins.ty == "pred":
-        latency = max(latency, cfg.sm.predicate_latency or 0) if latency else 0
+    if (ins.op == "setp" or ins.ty == "pred") and latency and not micro:
+        latency = max(latency, cfg.sm.predicate_latency or 0)
     return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(reads + writes)),
-                 tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width)
+                 tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width, micro)
 
 
 def decode(kernel: Kernel, cfg: GPUConfig, sass: KernelSass | None = None) -> list[Timed]:
