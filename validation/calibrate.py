@@ -13,13 +13,18 @@ Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
   a warm pass) and DRAM (``__ldcg``, a random ring of 128-byte lines over 1 GiB, after
   writing 2x the L2 size elsewhere; TLB misses included) -- cycles per load;
 * a chain of 4096 dependent ``fmaf`` -- cycles per FMA;
+* DRAM's peak bandwidth from the device attributes: 2 (double data rate) x the memory clock x
+  the bus width / 8 (H100 SXM: 2,619 MHz x 5,120 bits = 3.35 TB/s; H200: 3,201 MHz x 6,144 bits
+  = 4.92 TB/s), with the bus width; the efficiencies and the loaded-latency curve are shares of it;
 * copy bandwidth: a 1 GiB device-to-device ``cupy`` copy, CUDA events, median of 10:
   (bytes read + bytes written) / seconds;
+* read bandwidth: a kernel that reads 1 GiB with coalesced ``float4`` loads (grid-stride, 8 CTAs
+  of 256 threads per SM) and writes one word, CUDA events, median of 10: bytes read / seconds;
 * DRAM's loaded latency (Little's law): every warp keeps one coalesced 128-byte ``__ldcg`` in
   flight (``i = next[i]`` over a 1 GiB ring, each word read once), 1, 2, 4 and 8 CTAs of 256
   threads per SM; from the CUDA-event time, the rate ``r`` (bytes / s) and the round trip
   ``warps x 128 B / r`` (cycles). ``dram.queue_cycles`` is the slope of the round trip over
-  ``u / (1 - u)``, ``u = r /`` the base configuration's peak bandwidth: the timing model's
+  ``u / (1 - u)``, ``u = r /`` the measured peak bandwidth: the timing model's
   curve (:class:`gpusim.timing.memsys.DRAM`), least squares with an intercept;
 * the launch overhead, where Nsight Compute's ``ncu`` is found: ``sm__cycles_elapsed.avg`` of an
   empty 1-CTA kernel (median of 5 launches, clocks untouched), as the H100's
@@ -110,6 +115,15 @@ extern "C" __global__ void stream_chase(const int* __restrict__ next, int steps,
     for (int s = 0; s < steps; ++s) i = __ldcg(next + i);
     if (i < 0) sink[0] = i;
 }
+// read bandwidth: coalesced float4 loads, grid-stride; one word written (never, in practice)
+extern "C" __global__ void read_stream(const float4* __restrict__ a, long long n4, float* sink) {
+    float acc = 0.f;
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n4; i += (long long)gridDim.x * blockDim.x) {
+        float4 v = __ldcg(a + i);
+        acc += v.x + v.y + v.z + v.w;
+    }
+    if (acc == -1.f) sink[0] = acc;
+}
 // nothing: a grid of these measures the block scheduler's dispatch rate
 extern "C" __global__ void empty() {}
 """
@@ -130,8 +144,13 @@ FIELDS = {
     "dram.latency_cycles": ("dram_chase_cycles", "__ldcg chase of a random ring of 128 B lines over 1 GiB, L2 "
                                                  "flushed by writing 2x its size first (TLB misses included)"),
     "sm.units.fma.latency": ("fma_chain_cycles", "chain of 4096 dependent fmaf"),
+    "dram.bandwidth_bytes_per_s": ("dram_peak_bytes_per_s", "2 x memoryClockRate x memoryBusWidth / 8 (device "
+                                                            "attributes)"),
+    "dram.bus_width_bits": ("memory_bus_width_bits", "memoryBusWidth"),
     "dram.efficiency": ("copy_bytes_per_s", "1 GiB device-to-device copy, (read + written bytes) / median "
-                                            "CUDA-event time of 10, over the base configuration's peak bandwidth"),
+                                            "CUDA-event time of 10, over the peak bandwidth"),
+    "dram.read_efficiency": ("read_bytes_per_s", "1 GiB read by coalesced float4 __ldcg loads, 8 CTAs of 256 threads "
+                                                 "per SM, bytes / median CUDA-event time of 10, over the peak bandwidth"),
     "clock_hz": ("clock_hz", "cudaDevAttrClockRate (maximum SM clock)"),
     "sm_count": ("sm_count", "multiProcessorCount"),
     "l2.size_bytes": ("l2_bytes", "l2CacheSize"),
@@ -143,7 +162,8 @@ FIELDS = {
                                                       "H100's 4,400 cycles plus the difference from the H100's 4,202"),
 }
 
-_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.efficiency": lambda v: round(v, 3),
+_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
+          "dram.efficiency": lambda v: round(v, 3), "dram.read_efficiency": lambda v: round(v, 3),
           "cta_dispatch_cycles": lambda v: round(v, 2)}
 
 
@@ -163,6 +183,9 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     res["clock_hz"] = int(props["clockRate"]) * 1000
     res["sm_count"] = int(props["multiProcessorCount"])
     res["l2_bytes"] = int(props["l2CacheSize"])
+    res["memory_clock_khz"] = int(props["memoryClockRate"])
+    res["memory_bus_width_bits"] = int(props["memoryBusWidth"])
+    res["dram_peak_bytes_per_s"] = 2 * res["memory_clock_khz"] * 1e3 * res["memory_bus_width_bits"] / 8
 
     def med(run) -> float:
         vals = []
@@ -245,7 +268,14 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     b = cp.empty_like(a)
     res["copy_seconds_median"] = event_seconds(lambda: b.__setitem__(Ellipsis, a))
     res["copy_bytes_per_s"] = 2 * nbytes / res["copy_seconds_median"]
-    progress(f"copy: {res['copy_bytes_per_s'] / 1e12:.3f} TB/s (read + write)")
+    progress(f"copy: {res['copy_bytes_per_s'] / 1e12:.3f} TB/s (read + write), peak "
+             f"{res['dram_peak_bytes_per_s'] / 1e12:.3f} TB/s")
+    f = mod.get_function("read_stream")
+    sink_f = cp.zeros(1, cp.float32)
+    read_grid = res["sm_count"] * 8
+    secs = event_seconds(lambda: f((read_grid,), (256,), (a, cp.int64(a.size // 4), sink_f)))
+    res["read_bytes_per_s"] = nbytes / secs
+    progress(f"read: {res['read_bytes_per_s'] / 1e12:.3f} TB/s")
     # DRAM's loaded latency: 1 GiB ring, each warp one 128-byte load in flight
     f = mod.get_function("stream_chase")
     words = 1 << 28
@@ -309,11 +339,13 @@ def _empty_kernel_cycles(progress: Callable[[str], None]) -> float | None:
 
 def overrides_from(measured: dict, base: str = "h100") -> dict:
     """{dotted config path: value} from :func:`measure`'s result (latencies rounded to cycles; the
-    copy rate as a fraction of ``base``'s peak DRAM bandwidth, at most 1)."""
+    copy and read rates as fractions of the measured peak DRAM bandwidth, or of ``base``'s where
+    the result has none (files from before the peak was measured), at most 1)."""
     from gpusim import config as gpu_config
 
-    peak = gpu_config.load(base).dram.bandwidth_bytes_per_s
+    peak = measured.get("dram_peak_bytes_per_s") or gpu_config.load(base).dram.bandwidth_bytes_per_s
     derived = {"dram.efficiency": lambda v: min(1.0, v / peak),
+               "dram.read_efficiency": lambda v: min(1.0, v / peak),
                "dram.queue_cycles": lambda v: fit_queue_cycles(v, peak)[1],
                "launch_overhead_cycles": lambda v: H100_LAUNCH_OVERHEAD_CYCLES + v - H100_EMPTY_KERNEL_CYCLES}
     out = {}

@@ -160,6 +160,22 @@ def test_calibrate_override_file_roundtrip(tmp_path):
         calibrate.read_overrides(tmp_path / "bad.toml")
 
 
+def test_calibrate_bandwidth_shares_of_the_measured_peak():
+    """The copy and read rates are shares of the peak from the device attributes (an H200's 4.92 TB/s
+    exceeds the h100 base's 3.35 TB/s: against the base, its copy would be capped at 1.0), and so is
+    the loaded-latency curve's utilisation; a result without a measured peak falls back to the base's."""
+    points = [{"bytes_per_s": r, "latency_cycles": c} for r, c in ((0.385e12, 696), (1.455e12, 736), (2.608e12, 821))]
+    h200 = {"dram_peak_bytes_per_s": 4.917e12, "memory_bus_width_bits": 6144, "copy_bytes_per_s": 4.205e12,
+            "read_bytes_per_s": 4.5e12, "loaded_latency": points}
+    ov = calibrate.overrides_from(h200)
+    assert ov["dram.bandwidth_bytes_per_s"] == 4.917e12 and ov["dram.bus_width_bits"] == 6144
+    assert ov["dram.efficiency"] == round(4.205 / 4.917, 3) and ov["dram.read_efficiency"] == round(4.5 / 4.917, 3)
+    assert ov["dram.queue_cycles"] == round(calibrate.fit_queue_cycles(points, 4.917e12)[1])
+    assert ov["dram.queue_cycles"] > round(calibrate.fit_queue_cycles(points, 3.35e12)[1])
+    old = calibrate.overrides_from({"copy_bytes_per_s": 4.205e12})
+    assert old == {"dram.efficiency": 1.0} and "dram.bandwidth_bytes_per_s" not in old
+
+
 # --------------------------------------------------------------------------- report from committed JSON
 
 
