@@ -263,6 +263,10 @@ class L2Spec(BaseModel):
         1, strict=True, ge=0, description="timing model: cycles each further update of one address adds to "
         "a warp's atom/red executed in L2 (lanes updating the same address are applied one after the other), "
         "cycles; default 1 (ASSUMED: no measurement)")
+    localizes_far_reads: bool = Field(
+        False, description="timing model: a line an SM reads from the far partition is also cached in its near "
+        "partition (two places of the capacity; written lines keep one), so that (partitions - 1) / partitions of "
+        "the lines read take two places; false = every line one place (the default)")
     far_latency_cycles: int | None = Field(
         None,
         strict=True,

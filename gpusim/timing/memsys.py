@@ -84,16 +84,19 @@ class SectorCache:
 
     def __init__(self, capacity_lines: int):
         self.capacity = max(1, int(capacity_lines))
+        #: line -> [valid sector mask, dirty sector mask, places it takes (1, or 2 for a line read
+        #: from the far L2 partition: :class:`L2`)]
         self.lines: collections.OrderedDict[int, list[int]] = collections.OrderedDict()
+        self.used = 0   # places taken: the sum of the lines' third fields
 
     def dirty_sectors(self) -> int:
         """Sectors held dirty (written, not yet written back)."""
-        return sum(_POPCOUNT[d] for _, d in self.lines.values())
+        return sum(_POPCOUNT[e[1]] for e in self.lines.values())
 
     @property
     def full(self) -> bool:
-        """Every line is in use (the next fill of a new line evicts one)."""
-        return len(self.lines) >= self.capacity
+        """Every place is in use (the next fill of a new line evicts one)."""
+        return self.used >= self.capacity
 
     def lookup(self, line: int, mask: int) -> int:
         """The sectors of ``mask`` present in ``line`` (a hit refreshes its LRU position)."""
@@ -103,23 +106,30 @@ class SectorCache:
         self.lines.move_to_end(line)
         return entry[0] & mask
 
-    def fill(self, line: int, mask: int, dirty: bool = False) -> tuple[int, int] | None:
-        """Make sectors ``mask`` of ``line`` present (and dirty if ``dirty``).
+    def fill(self, line: int, mask: int, dirty: bool = False, places: int = 1) -> list[tuple[int, int]]:
+        """Make sectors ``mask`` of ``line`` present (and dirty if ``dirty``); a new line takes
+        ``places`` places, and a write leaves any line one (the copy elsewhere is dropped).
 
-        Returns the evicted ``(line, dirty sector mask)`` if a line had to go, else ``None``.
+        Returns the evicted ``(line, dirty sector mask)`` pairs, least recently used first.
         """
         entry = self.lines.get(line)
         if entry is not None:
             entry[0] |= mask
             if dirty:
                 entry[1] |= mask
+                self.used -= entry[2] - 1
+                entry[2] = 1
             self.lines.move_to_end(line)
-            return None
-        self.lines[line] = [mask, mask if dirty else 0]
-        if len(self.lines) > self.capacity:
-            old, (_, d) = self.lines.popitem(last=False)
-            return old, d
-        return None
+            return []
+        places = 1 if dirty else places
+        self.lines[line] = [mask, mask if dirty else 0, places]
+        self.used += places
+        out = []
+        while self.used > self.capacity and len(self.lines) > 1:
+            old, (_, d, k) = self.lines.popitem(last=False)
+            self.used -= k
+            out.append((old, d))
+        return out
 
 
 def _lines(sectors: np.ndarray) -> tuple[list[int], list[int]]:
@@ -251,6 +261,8 @@ class L2:
         #: what a DRAM read pays on average for the lines homed in another L2 partition (their
         #: requests cross to it and back): (far - near latency) x the share of such lines
         self.far_extra = (far - self.latency) * (parts - 1) / parts if far else 0.0
+        #: partitions, where a line read from the far one also takes a place in the near one
+        self.far_parts = parts if cfg.l2.localizes_far_reads and parts > 1 else 0
         self.free = 0.0
         self.write_request_cycles = 1.0 / cfg.l2.write_requests_per_cycle if cfg.l2.write_requests_per_cycle else 0.0
         self.requests_free = 0.0   # the cycle the write-request port takes the next request
@@ -280,14 +292,14 @@ class L2:
         self.free = start + n_sectors * self.sector / self.bytes_per_cycle
         return start
 
-    def _evicted(self, ev: tuple[int, int] | None) -> tuple[int, int]:
-        """An evicted ``(line, dirty mask)`` (or None): returns (bytes DRAM reads to complete its
-        partially written sectors, bytes it writes back), both in DRAM granules."""
-        if ev is None:
-            return 0, 0
-        line, dirty = ev
-        merge = self._merged(line, 0b1111)
-        return _POPCOUNT[self.granules(merge)] * self.sector, _POPCOUNT[self.granules(dirty)] * self.sector
+    def _evicted(self, evicted: list[tuple[int, int]]) -> tuple[int, int]:
+        """Evicted ``(line, dirty mask)`` pairs: returns (bytes DRAM reads to complete their
+        partially written sectors, bytes they write back), both in DRAM granules."""
+        merge = written = 0
+        for line, dirty in evicted:
+            merge += _POPCOUNT[self.granules(self._merged(line, 0b1111))] * self.sector
+            written += _POPCOUNT[self.granules(dirty)] * self.sector
+        return merge, written
 
     def _merged(self, line: int, mask: int) -> int:
         """Forget the partial writes to sectors ``mask`` of ``line`` (their rest is being read from
@@ -304,8 +316,16 @@ class L2:
                     del self.partial_bytes[line * 4 + k]
         return part
 
-    def _fill(self, line: int, mask: int, dirty: bool, t: float) -> None:
-        merge, written = self._evicted(self.cache.fill(line, mask, dirty))
+    def places(self, line: int) -> int:
+        """Places a line read into the L2 takes: 2 where ``l2.localizes_far_reads`` and the line's
+        home is in another partition than the reader's (a hash of the line: (partitions - 1) /
+        partitions of the lines, as for an SM chosen at random), else 1."""
+        if self.far_parts and (line * 2654435761 >> 16) % self.far_parts:
+            return 2
+        return 1
+
+    def _fill(self, line: int, mask: int, dirty: bool, t: float, places: int = 1) -> None:
+        merge, written = self._evicted(self.cache.fill(line, mask, dirty, places))
         if not (merge or written):
             return
         if self.eviction_share is not None:
@@ -348,7 +368,7 @@ class L2:
                 dram_bytes += _POPCOUNT[fetch] * self.sector
                 if partial:
                     self._merged(line, fetch)  # the granules complete the partly written sectors they hold
-                self._fill(line, fetch, False, start)
+                self._fill(line, fetch, False, start, self.places(line))
         c[f"l2_{op}_sectors"] += n
         c[f"l2_{op}_requests"] += len(lines)
         if dram_bytes:
@@ -438,7 +458,7 @@ class L2:
                     continue
                 fetch = self.granules(miss)
                 dram += _POPCOUNT[fetch] * self.sector
-                ev = cache.fill(line, fetch)
+                ev = cache.fill(line, fetch, False, self.places(line))
             merge, wb = self._evicted(ev)
             dram += merge
             written += wb
