@@ -25,7 +25,10 @@ The model, with its sources (hardware-facts.md section numbers):
   ``ld.global.cg``, ``.cv`` and ``.volatile`` loads bypass it.
 * L2 (§2): one device-wide sectored cache of ``l2.size_bytes`` (fully
   associative LRU; slices are not modelled, the far partition only as the
-  average extra latency of a DRAM read, ``l2.far_latency_cycles``), write-back
+  average extra latency of a DRAM read, ``l2.far_latency_cycles``, and, with
+  ``l2.localizes_far_reads``, as the second place a line read from it takes in
+  the reader's near partition: a hash gives (partitions - 1) / partitions of the
+  lines read two places, a write leaves a line one), write-back
   and write-allocate, with a bandwidth server of ``l2.bandwidth_bytes_per_s``
   and a write-request port of ``l2.write_requests_per_cycle`` (the L1 combines
   a store's lines with its recent ones first, ``l1.write_combine_lines``).

@@ -215,6 +215,32 @@ def test_scattered_stores_send_a_request_a_line_and_the_l2_takes_30_a_cycle():
     assert free.count["l2_write_requests"] == 32 and free.l1(0).free == 32
 
 
+def test_a_line_takes_its_places_and_a_write_leaves_it_one():
+    cache = memsys.SectorCache(4)
+    assert cache.fill(1, 0b1111, places=2) == [] and cache.fill(2, 0b0001, places=2) == [] and cache.full
+    assert cache.fill(3, 0b0001) == [(1, 0)] and cache.used == 3       # the least recent line goes
+    assert cache.fill(2, 0b0010, dirty=True) == [] and cache.used == 2  # the far copy is dropped
+    assert cache.fill(4, 0b0001, places=2) == [] and cache.fill(5, 0b0001, dirty=True, places=2) == [(3, 0)]
+    assert cache.used == 4 and list(cache.lines) == [2, 4, 5]          # a written line takes one place
+
+
+def test_far_reads_take_two_places_in_the_l2_where_the_partitions_localize_them():
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 1024 * 128})  # 1,024 lines
+    lines = list(range(1024))
+
+    def held(c, dirty):
+        l2 = memsys.L2(c, memsys.DRAM(c, memsys.collections.Counter()), memsys.collections.Counter())
+        for line in lines:
+            (l2.write(0, [line], [0b1111], 4) if dirty else l2.read(0, [line], [0b1111]))
+        return len(l2.cache.lines), sum(l2.places(x) == 2 for x in lines)
+
+    n, far = held(cfg, False)   # the far lines' second places evict one or two lines each
+    assert 460 < far < 564 and 1024 - far <= n <= 1024 - far // 2
+    assert held(cfg, True)[0] == 1024                                  # written lines: one place each
+    assert held(cfg.with_overrides({"l2.localizes_far_reads": False}), False) == (1024, 0)
+    assert held(cfg.with_overrides({"l2.partitions": 1}), False) == (1024, 0)
+
+
 def test_a_partly_written_sector_is_completed_from_dram_when_evicted():
     cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 2 * 128})  # an L2 of two lines
     lanes = np.arange(8, dtype=np.uint64)

@@ -1,0 +1,32 @@
+"""Shipped h100 config against the H200's calibrate output, on the H200's launches: the README's table.
+
+Reads scored_{shipped,calibrated}/ (score_on_device.sh) and prints, per tier, the launches, MAE,
+Pearson r, the share within 10 %, under/over counts and the best constant's MAE (validation.score).
+Run from the repository root: python validation/reports/h200/scores.py
+"""
+
+import json
+import pathlib
+
+from validation import score
+
+HERE = pathlib.Path(__file__).parent
+
+
+def rows(label: str) -> list[dict]:
+    out = []
+    for f in ("validation_h200.json", "validation_h200_regtile_small.json"):
+        d = json.loads((HERE / f"scored_{label}" / f).read_text())
+        out += [r for r in d["rows"] if r["sim_cycles"] is not None and r["hw_cycles"]]
+    return out
+
+
+print("| config | tier | launches | MAE | r | within 10 % | under / over | best constant's MAE |")
+print("|---|---|---|---|---|---|---|---|")
+for label in ("shipped", "calibrated"):
+    rs = rows(label)
+    for tier in ("small", "scale"):
+        t = [r for r in rs if r["tier"] == tier]
+        st = score.tier_stats([r["sim_cycles"] for r in t], [r["hw_cycles"] for r in t], 0.0)
+        print(f"| {label} | {tier} | {st['n']} | {st['mae_pct']:.1f} % | {st['pearson_r']:.3f} | "
+              f"{100 * st['within_10pct']:.0f} % | {st['under']} / {st['over']} | {st['best_constant_mae_pct']:.1f} % |")
