@@ -14,8 +14,9 @@ Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
   writing 2x the L2 size elsewhere; TLB misses included) -- cycles per load;
 * a chain of 4096 dependent ``fmaf`` -- cycles per FMA;
 * DRAM's peak bandwidth from the device attributes: 2 (double data rate) x the memory clock x
-  the bus width / 8 (H100 SXM: 2,619 MHz x 5,120 bits = 3.35 TB/s; H200: 3,201 MHz x 6,144 bits
-  = 4.92 TB/s), with the bus width; the efficiencies and the loaded-latency curve are shares of it;
+  the bus width / 8 (H100 SXM: 2,619 MHz x 5,120 bits = 3.35 TB/s; H200: 3,201 MHz x 6,016 bits
+  = 4.81 TB/s, as its attributes give them), with the bus width; the efficiencies and the
+  loaded-latency curve are shares of it;
 * copy bandwidth: a 1 GiB device-to-device ``cupy`` copy, CUDA events, median of 10:
   (bytes read + bytes written) / seconds;
 * read bandwidth: a kernel that reads 1 GiB with coalesced ``float4`` loads (grid-stride, 8 CTAs
