@@ -13,7 +13,8 @@ import pytest
 import gpusim
 from gpusim.errors import GpusimError
 from gpusim.suite import CASES, run_case
-from gpusim.timing import Policy, sampling
+from gpusim.timing import Policy
+from gpusim.timing.sampling import _stable
 
 #: A 4-SM GPU timed from a 1-SM slice: small enough for tests, with many slice waves.
 SMALL = {"sm_count": 4}
@@ -121,7 +122,7 @@ def test_a_grid_larger_than_the_l2_is_sampled_after_filling_it_and_writes_back_l
 def test_waves_are_stable_only_when_they_agree_and_have_stopped_drifting():
     # the seeds' reduce7_8 at 2^26 on the h100: its CTAs fall out of step over the first waves
     waves = np.array([13019, 12671, 12642, 12104, 10923, 11293, 11102, 11169], float)
-    stable = [sampling._stable(waves[:i], 2, 0.02) for i in range(1, len(waves) + 1)]
+    stable = [_stable(waves[:i], 2, 0.02) for i in range(1, len(waves) + 1)]
     # waves 2-3 agree (0.2 %) but come after a longer pair; waves 6-7 agree and so do their means
     assert stable == [False] * 7 + [True]
-    assert not sampling._stable(waves[1:3], 2, 0.02)  # two agreeing waves with none before
+    assert not _stable(waves[1:3], 2, 0.02)  # two agreeing waves with none before
