@@ -7,7 +7,7 @@
 set -u
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
 export PYTHONPATH=/tmp/site:$PWD; export PATH=/usr/local/cuda/bin:$PATH
-ALL="aos_update axpy_half conv1d_naive conv1d_shared copy_block_size copy_grid_stride copy_occupancy copy_offset copy_stride copy_vec4 divergent_branch divergent_loop gmem_offset_u32 gmem_stride_u32 gmem_uniform_u32 hgemm_mma ilp_fma_1 ilp_fma_unroll2_block ilp_fma_unroll2_grid ilp_fma_unroll4_block local_hist8 matmul_naive matmul_smem_regtile matmul_tiled reduce_atomic_f32 reduce_atomic_int reduce_v0 reduce_v1 reduce_v2 reduce_v3 reduce_v4 reduce_v5 reduce_v6 reduce_v7 reduce_v7_down shared_stride smem_same_word_u32 smem_stride_u32 smem_stride_v2_u32 smem_stride_v4_u32 soa_update transpose_conflict transpose_naive transpose_padded transpose_swizzled uniform_branch warp_scan warp_vote"
+ALL=$(python3 -c "from gpusim.suite import CASES; print(*(c for c in CASES if c != 'matmul_regtile'))")
 H="validation/reports/h200/small validation/reports/h200/scale"
 X=""; [ "$1" = calibrated ] && X="--config-overrides validation/reports/h200/calibrate_1.toml"
 mkdir -p $OUT/$1
