@@ -16,7 +16,7 @@ Layers: :mod:`isa` (PTX subset, opcode table, semantics), :mod:`gpusim.functiona
 """
 
 from gpusim.device import MODES, Device, get_device
-from gpusim.errors import ConfigError, GpusimError, KernelFault, LaunchError, PTXError
+from gpusim.errors import CompileError, ConfigError, GpusimError, KernelFault, LaunchError, PTXError
 from gpusim.module import RawKernel, RawModule
 from gpusim.ndarray import array, asarray, asnumpy, empty, empty_like, ndarray, zeros, zeros_like
 
@@ -24,5 +24,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Device", "get_device", "MODES", "RawModule", "RawKernel", "ndarray", "asarray", "array", "asnumpy",
-    "empty", "empty_like", "zeros", "zeros_like", "GpusimError", "ConfigError", "LaunchError", "KernelFault", "PTXError",
+    "empty", "empty_like", "zeros", "zeros_like", "GpusimError", "ConfigError", "LaunchError", "KernelFault", "PTXError", "CompileError",
 ]

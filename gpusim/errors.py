@@ -10,17 +10,18 @@ field or argument) and the rule broken::
     +-- ConfigError  (ValueError)       a configuration file or override is invalid
     +-- LaunchError  (ValueError)       a kernel launch is impossible
     +-- KernelFault  (RuntimeError)     a kernel faulted while running
+    +-- CompileError (ValueError)       NVRTC rejected CUDA C source (carries its log)
 
 The root and :class:`PTXError` live in :mod:`isa.errors` because isa, the
 lowest layer, must not import gpusim; they are the same classes here. All five
-are exported from :mod:`gpusim`. Imports only :mod:`isa.errors`.
+are exported from :mod:`gpusim`, with :class:`CompileError`. Imports only :mod:`isa.errors`.
 """
 
 from __future__ import annotations
 
 from isa.errors import GpusimError, PTXError
 
-__all__ = ["GpusimError", "ConfigError", "LaunchError", "KernelFault", "PTXError", "USER_ERRORS"]
+__all__ = ["GpusimError", "ConfigError", "LaunchError", "KernelFault", "CompileError", "PTXError", "USER_ERRORS"]
 
 
 class ConfigError(GpusimError, ValueError):
@@ -33,6 +34,19 @@ class LaunchError(GpusimError, ValueError):
 
 class KernelFault(GpusimError, RuntimeError):
     """A kernel faulted while running (out-of-bounds/misaligned access, deadlock)."""
+
+
+class CompileError(GpusimError, ValueError):
+    """CUDA C source did not compile (like ``cupy.cuda.compiler.CompileException``).
+
+    Attributes:
+        log: the compiler's log, whose lines name the source as ``file(line): error: ...``.
+        options: the options the compiler received.
+    """
+
+    def __init__(self, message: str, *, log: str = "", options: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.log, self.options = log, options
 
 
 #: Every exception type that reports a user's mistake (catch these, not Exception).

@@ -13,7 +13,8 @@ Argument forms (one per kernel parameter, in order)::
     f32[256]:ones          every element 1
     f32[256]:fill=2.5      every element 2.5
 
-An experiment TOML file holds ``ptx`` (relative to the TOML file), ``kernel``,
+An experiment TOML file holds ``ptx`` (a ``.ptx`` file, or a ``.cu`` file of CUDA C compiled
+by NVRTC; relative to the TOML file), ``kernel``,
 ``grid``, ``block``, optional ``shared_mem``, ``gpu``, ``seed``, ``[set]``
 (config overrides) and ``args`` (a list of the strings above).
 """

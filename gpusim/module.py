@@ -1,6 +1,7 @@
 """PTX modules and kernels, mirroring ``cupy.RawModule`` and ``cupy.RawKernel``.
 
-Owns: loading a PTX file or text, looking kernels up by name, checking a
+Owns: loading a PTX file or text (CUDA C source is compiled to PTX first, by
+:mod:`gpusim.frontends.nvrtc`), looking kernels up by name, checking a
 launch the way the CUDA driver does (block and grid limits, shared memory,
 ``.reqntid``/``.maxntid``, argument count and widths) and packing arguments
 into the parameter buffer, and handing the launch to the engine of the
@@ -19,6 +20,7 @@ import numpy as np
 
 from gpusim.device import Device, get_device
 from gpusim.errors import GpusimError, LaunchError
+from gpusim.frontends.nvrtc import is_ptx
 from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, run_functional
 from gpusim.ndarray import ndarray
@@ -33,37 +35,108 @@ __all__ = ["RawModule", "RawKernel"]
 
 
 class RawModule:
-    """A PTX module, like ``cupy.RawModule``.
+    """A module of kernels, like ``cupy.RawModule``: PTX text or a ``.ptx`` file, or CUDA C source
+    compiled by NVRTC as CuPy compiles it (:mod:`gpusim.frontends.nvrtc`; needs ``gpusim[cuda]``).
 
     Args:
-        code: PTX text.
-        path: path to a ``.ptx`` file (exactly one of ``code`` and ``path``).
-        options, backend, name_expressions, ...: accepted for signature
-            compatibility with CuPy and ignored (the PTX is already compiled).
+        code: PTX text (it has a ``.version`` directive) or CUDA C source (anything else).
+        path: a ``.ptx`` file, or a ``.cu`` file of CUDA C (exactly one of ``code`` and ``path``;
+            CuPy's ``path`` takes only compiled files, gpusim's also CUDA C).
+        options: NVRTC options for CUDA C, as CuPy takes them (``("-std=c++17",)``); CuPy's own
+            (``-ftz=true``, the target) follow them. Ignored for PTX.
+        name_expressions: C++ names of template kernels to instantiate (``["add<float>"]``); pass one
+            to :meth:`get_function` to get its lowered name's kernel.
+        backend: ``"nvrtc"`` (CuPy's default; the only one gpusim has).
+        translate_cucomplex, enable_cooperative_groups, jitify: CuPy's; gpusim supports only their
+            default, False (it has no CuPy headers, no relocatable device code and no Jitify).
+
+    CUDA C is compiled for the current device's architecture at construction, and again, once, for
+    another device's when a kernel is launched there (CuPy compiles for the device in use).
 
     Raises:
-        isa.PTXError: the PTX is malformed or uses an unsupported construct
-            (the message names file, line and column).
-        gpusim.errors.GpusimError: neither or both of ``code`` and ``path``.
+        isa.PTXError: the PTX is malformed or uses an unsupported construct (file, line and column).
+        gpusim.errors.CompileError: NVRTC rejected the CUDA C (carries NVRTC's log, ``kern.cu(line)``).
+        gpusim.errors.GpusimError: neither or both of ``code`` and ``path``; ``code`` not a str; an
+            unreadable file; an unsupported option value; NVRTC not installed.
     """
 
     def __init__(self, *, code: str | None = None, path: str | Path | None = None, options: Sequence[str] = (),
                  backend: str = "nvrtc", translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
-                 name_expressions=None, jitify: bool = False):
+                 name_expressions: Sequence[str] | None = None, jitify: bool = False):
         if (code is None) == (path is None):
-            raise GpusimError("RawModule needs exactly one of code= (PTX text) or path= (a .ptx file)")
+            raise GpusimError("RawModule needs exactly one of code= (PTX text or CUDA C source) or path= (a .ptx "
+                              "or .cu file)")
+        if code is not None and not isinstance(code, str):
+            raise GpusimError(f"RawModule(code=...) takes a str of PTX or CUDA C source, got {type(code).__name__}")
+        self.code, self.options, self.backend = code, tuple(options), backend
+        self.name_expressions = tuple(name_expressions) if name_expressions is not None else None
+        #: CUDA C source and its program name, or None for a PTX module.
+        self._cuda: tuple[str, str] | None = None
+        #: Per architecture: (parsed module, name expression -> lowered name) of compiled CUDA C.
+        self._by_arch: dict[str, tuple[Module, dict[str, str]]] = {}
+        #: Per architecture: this CUDA C module compiled for another device's GPU.
+        self._retargeted: dict[str, RawModule] = {}
         if path is not None:
-            if str(path).endswith(".cubin"):
+            path = Path(path)
+            if path.suffix == ".cubin":
                 raise GpusimError(f"{path}: gpusim runs PTX, not cubin binaries")
-            self.module: Module = _parse_cached(Path(path))
-        else:
-            if "__global__" in code and ".entry" not in code:
-                raise GpusimError("RawModule(code=...) got CUDA C; gpusim runs PTX: compile it with "
-                                  "'nvcc -ptx -arch=sm_90' and pass the .ptx file")
+            if path.suffix == ".cu":
+                try:
+                    self._cuda = (path.read_text(), str(path))
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise GpusimError(f"{path}: cannot read the CUDA C source ({exc})") from None
+            else:
+                self.module: Module = _parse_cached(path)
+        elif is_ptx(code):
             self.module = parse(code, "<code>")
+        else:
+            self._cuda = (code, "kern.cu")
+        if self._cuda is not None:
+            unsupported = {"backend": backend if backend != "nvrtc" else None,
+                           "translate_cucomplex": translate_cucomplex or None,
+                           "enable_cooperative_groups": enable_cooperative_groups or None, "jitify": jitify or None}
+            for what, value in unsupported.items():
+                if value is not None:
+                    raise GpusimError(f"RawModule({what}={value!r}): gpusim compiles CUDA C with NVRTC and "
+                                      f"CuPy's default options only (backend='nvrtc', {what} off)")
+            self.module = self._compiled(get_device().config.arch)[0]
         self._kernels: dict[str, RawKernel] = {}
         #: Per device (by id): (device, {name: ndarray}) of the module's .global/.const variables.
         self._globals: dict[int, tuple[Device, dict[str, ndarray]]] = {}
+
+    def _compiled(self, arch: str) -> tuple[Module, dict[str, str]]:
+        """The CUDA C source compiled for ``arch`` and parsed (once per architecture)."""
+        if arch not in self._by_arch:
+            from gpusim.frontends.nvrtc import compile_cuda
+
+            source, filename = self._cuda
+            prog = compile_cuda(source, options=self.options, name_expressions=self.name_expressions or (),
+                                arch=arch, filename=filename)
+            self._by_arch[arch] = (parse(prog.ptx, f"{filename} (NVRTC PTX for {arch})"), prog.lowered)
+        return self._by_arch[arch]
+
+    def _kernel_for(self, arch: str, name: str) -> "RawKernel":
+        """This module's kernel ``name`` compiled for ``arch`` (CUDA C launched on another GPU's device)."""
+        if arch not in self._retargeted:
+            other = object.__new__(RawModule)
+            other.__dict__.update(self.__dict__)
+            other.module, other._kernels, other._globals = self._compiled(arch)[0], {}, {}
+            self._retargeted[arch] = other
+        return self._retargeted[arch].get_function(name)
+
+    def get_lowered_name(self, name: str) -> str:
+        """The lowered (mangled) name of a name expression given at construction, like CuPy's
+        ``RawModule.get_lowered_name``. Raises GpusimError for a name not among ``name_expressions``."""
+        lowered = self._compiled(self.module_arch)[1] if self._cuda is not None else {}
+        if name not in lowered:
+            raise GpusimError(f"{name!r} is not one of this module's name_expressions "
+                              f"({', '.join(self.name_expressions or ()) or 'none given'})")
+        return lowered[name]
+
+    @property
+    def module_arch(self) -> str:
+        """The architecture the module's PTX targets (``.target``, ``"sm_90"``)."""
+        return self.module.target.split(",")[0].strip()
 
     def _place_globals(self, dev: Device) -> dict[str, ndarray]:
         """Allocate this module's ``.global``/``.const`` variables on ``dev`` (once per device,
@@ -104,13 +177,15 @@ class RawModule:
         return ndarray((var.size // dtype.itemsize,), dtype, arr)
 
     def get_function(self, name: str) -> "RawKernel":
-        """The kernel ``name`` (its ``.entry`` name). Raises GpusimError listing
-        the module's kernels if there is none of that name."""
+        """The kernel ``name``: its ``.entry`` name, or one of ``name_expressions`` (its lowered name's
+        kernel, as CuPy maps it). Raises GpusimError listing the module's kernels if there is none."""
+        if self._cuda is not None and self.name_expressions and name in self.name_expressions:
+            name = self.get_lowered_name(name)
         if name not in self.module.kernels:
             have = ", ".join(sorted(self.module.kernels)) or "none"
             raise GpusimError(f"{self.module.path}: no kernel named {name!r} (kernels in this module: {have})")
         if name not in self._kernels:
-            self._kernels[name] = RawKernel(self, self.module.kernels[name])
+            self._kernels[name] = RawKernel._of(self, self.module.kernels[name])
         return self._kernels[name]
 
     @property
@@ -159,7 +234,19 @@ def _dims(value, what: str) -> tuple[int, int, int]:
 
 
 class RawKernel:
-    """A kernel of a :class:`RawModule`; call it to launch, like ``cupy.RawKernel``.
+    """A kernel; call it to launch, like ``cupy.RawKernel``.
+
+    ``RawKernel(code, name, options=(), ...)`` compiles CUDA C (or parses PTX) ``code`` as a one-kernel
+    :class:`RawModule` with CuPy's signature and takes its kernel ``name``;
+    :meth:`RawModule.get_function` returns the kernels of a module.
+
+    Args:
+        code: CUDA C source or PTX text.
+        name: the kernel's symbol (an ``extern "C"`` name, else the mangled name).
+        options, backend, translate_cucomplex, enable_cooperative_groups, jitify: as :class:`RawModule`.
+
+    Raises:
+        as :class:`RawModule` and :meth:`RawModule.get_function`.
 
     Attributes:
         name: the ``.entry`` name.
@@ -170,7 +257,24 @@ class RawKernel:
             up to the GPU's opt-in limit.
     """
 
-    def __init__(self, module: RawModule, kernel: Kernel):
+    def __init__(self, code: str, name: str, options: Sequence[str] = (), backend: str = "nvrtc",
+                 translate_cucomplex: bool = False, enable_cooperative_groups: bool = False, jitify: bool = False):
+        if not isinstance(name, str):
+            raise GpusimError(f"RawKernel(code, name): name must be a str, got {type(name).__name__}")
+        module = RawModule(code=code, options=options, backend=backend, translate_cucomplex=translate_cucomplex,
+                           enable_cooperative_groups=enable_cooperative_groups, jitify=jitify)
+        self._init(module, module.get_function(name).kernel)
+        self.code, self.options = code, tuple(options)
+
+    @classmethod
+    def _of(cls, module: RawModule, kernel: Kernel) -> "RawKernel":
+        """The kernel ``kernel`` of ``module`` (what :meth:`RawModule.get_function` returns)."""
+        self = object.__new__(cls)
+        self._init(module, kernel)
+        self.code, self.options = module.code, module.options
+        return self
+
+    def _init(self, module: RawModule, kernel: Kernel) -> None:
         self.module, self.kernel, self.name = module, kernel, kernel.name
         self._max_dynamic: int | None = None
         self._regs: dict[str, int] = {}
@@ -222,6 +326,8 @@ class RawKernel:
             KernelFault: the kernel faulted (out-of-bounds, misaligned, deadlock).
         """
         dev = get_device()
+        if self.module._cuda is not None and dev.config.arch != self.module.module_arch:
+            return self.module._kernel_for(dev.config.arch, self.name)(grid, block, args, shared_mem=shared_mem)
         g = Grid(_dims(grid, "grid"), _dims(block, "block"))
         self._check_launch(dev, g, int(shared_mem))
         params = self._pack(dev, args)

@@ -5,7 +5,7 @@ random floats (2**24 with ``--mode timing``, where the reductions differ as
 on hardware) on the default H100 configuration and prints, per kernel, the
 launch shape, the check against the numpy oracle and the instructions
 executed (and in timing mode the cycles, counters and how they were timed).
-``gpusim run FILE.ptx --kernel NAME --grid G --block B --arg ...`` or
+``gpusim run FILE.ptx|FILE.cu --kernel NAME --grid G --block B --arg ...`` or
 ``gpusim run EXPERIMENT.toml`` runs any kernel (see gpusim.experiment).
 """
 
@@ -28,9 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "run", help="run suite kernels (default: the seed reductions) or a PTX kernel",
         description="Run kernels in the simulator. Without a FILE: suite cases (default: the reduction "
-                    "sequence on 2**20 random floats; 2**24 in timing mode). With FILE.ptx or "
+                    "sequence on 2**20 random floats; 2**24 in timing mode). With FILE.ptx (or CUDA C FILE.cu) or "
                     "EXPERIMENT.toml: one kernel.")
-    p.add_argument("file", nargs="?", help="a .ptx file (with --kernel ...) or an experiment .toml file")
+    p.add_argument("file", nargs="?", help="a .ptx or CUDA C .cu file (with --kernel ...) or an experiment .toml file")
     p.add_argument("--case", action="append", default=[], metavar="NAME", help="suite case to run (repeatable)")
     p.add_argument("--group", action="append", default=[], metavar="GROUP", help="run every case of a suite group")
     p.add_argument("--all", action="store_true", help="run the whole suite")
@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="timing mode: simulate every CTA on every SM (default: large grids are timed from a "
                         "slice of SMs and waves; results and instruction counts are exact either way)")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help="override a config field")
-    p.add_argument("--kernel", help="kernel (.entry) name, with a .ptx FILE")
+    p.add_argument("--kernel", help="kernel (.entry) name, with a .ptx or .cu FILE (an extern \"C\" name, a "
+                   "mangled name or a template name expression such as add<float>)")
     p.add_argument("--grid", help="grid, e.g. 4096 or 64,64")
     p.add_argument("--block", help="block, e.g. 256 or 16,16")
     p.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory per block, bytes")
@@ -64,7 +65,7 @@ def _device(gpu: str | None, sets: list[str], extra: dict | None = None, mode: s
 
 def _shape(text: str | None, what: str) -> tuple[int, ...]:
     if not text:
-        raise GpusimError(f"--{what} is required with a .ptx file (e.g. --{what} 256)")
+        raise GpusimError(f"--{what} is required with a .ptx or .cu file (e.g. --{what} 256)")
     try:
         vals = tuple(int(v) for v in text.split(","))
     except ValueError:
@@ -192,7 +193,7 @@ def _run_file(args: argparse.Namespace) -> int:
         ptx, kernel, grid, block, smem, specs = exp.ptx, exp.kernel, exp.grid, exp.block, exp.shared_mem, exp.args
         dev = _device(args.gpu or exp.gpu, args.set, exp.overrides, args.mode, args.sampling)
         seed = exp.seed
-    elif path.suffix == ".ptx":
+    elif path.suffix in (".ptx", ".cu"):
         if not args.kernel:
             raise GpusimError(f"{path}: say which kernel to run with --kernel NAME")
         ptx, kernel, smem, seed = path, args.kernel, args.shared_mem, args.seed
@@ -200,11 +201,12 @@ def _run_file(args: argparse.Namespace) -> int:
         specs = [parse_arg(a, f"--arg {i}") for i, a in enumerate(args.arg)]
         dev = _device(args.gpu, args.set, mode=args.mode, sampling=args.sampling)
     else:
-        raise GpusimError(f"{path}: expected a .ptx or an experiment .toml file")
+        raise GpusimError(f"{path}: expected a .ptx or .cu kernel file or an experiment .toml file")
     if args.save and Path(args.save).exists() and not args.force:
         raise GpusimError(f"--save {args.save}: the file exists; pass --force to overwrite it")
     with dev:
-        k = gpusim.RawModule(path=ptx).get_function(kernel)
+        names = [kernel] if Path(ptx).suffix == ".cu" and "<" in kernel else None
+        k = gpusim.RawModule(path=ptx, name_expressions=names).get_function(kernel)
         launch_args, arrays = build_args(specs, np.random.default_rng(seed))
         res = k(grid, block, tuple(launch_args), shared_mem=smem)
         print(f"{kernel} on {dev.config.name}: grid {_fmt(res.grid)} x block {_fmt(res.block)}, "

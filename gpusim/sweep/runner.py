@@ -346,7 +346,8 @@ def run_point(payload: dict, metrics: list[str]) -> dict[str, Any]:
                 from gpusim.experiment import build_args, parse_arg
 
                 ptx_path = _materialise(k)[1]
-                fn = gpusim.RawModule(path=ptx_path).get_function(k["kernel"])
+                names = [k["kernel"]] if ptx_path.suffix == ".cu" and "<" in k["kernel"] else None
+                fn = gpusim.RawModule(path=ptx_path, name_expressions=names).get_function(k["kernel"])
                 if p["shared_mem"] > 48 * 1024:  # what a CUDA program opts in to with cudaFuncSetAttribute
                     fn.max_dynamic_shared_size_bytes = p["shared_mem"]
                 specs = [parse_arg(a, f"args[{i}]") for i, a in enumerate(p["args"])]

@@ -409,7 +409,10 @@ class Experiment:
             text = path.read_text()
         except OSError as exc:
             raise SpecError(f"{where}.ptx: cannot read {path}: {exc.strerror or exc}") from None
-        if not re.search(rf"\.entry\s+{re.escape(kernel)}\s*\(", text):
+        if path.suffix == ".cu":  # CUDA C: the kernel's name (a template's before '<') must appear in it
+            if not re.search(rf"\b{re.escape(kernel.split('<')[0].strip())}\s*[(<]", text):
+                raise SpecError(f"{where}.kernel: {path.name} has no kernel named {kernel!r}")
+        elif not re.search(rf"\.entry\s+{re.escape(kernel)}\s*\(", text):
             entries = re.findall(r"\.entry\s+(\w+)", text)
             raise SpecError(f"{where}.kernel: {path.name} has no .entry {kernel!r} (entries: {', '.join(entries)})")
         return ResolvedKernel(name, None, kernel, text, path.name, args, defaults)
