@@ -5,7 +5,7 @@ Usage: ``python benchmarks/lessons.py [NAME ...] [--out docs/lessons]``
 For each lesson: runs ``python -m gpusim lesson NAME --force -o OUT/lesson_NAME.html`` with
 ``OMP_NUM_THREADS=1`` (numpy on one core; the simulator is single-threaded), measures its wall
 time (table and page), keeps the page's first viz picture as
-``OUT/NAME.png`` (for the README) and the lesson's JSON summary (rows, ordering, seconds), then
+``OUT/NAME.png`` (for docs/lessons.md) and the lesson's JSON summary (rows, ordering, seconds), then
 writes ``benchmarks/results/lessons_h100.md``: per lesson the seconds, whether the simulator orders
 the variants as the H100, and the range of simulated/H100 cycle ratios (every lesson with a
 JSON summary in OUT, so a subset can be re-run). The HTML pages are deleted unless --keep-pages.
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _save_png(path: pathlib.Path, data: bytes) -> None:
-    """Write a README picture with a 128-colour palette (Pillow, matplotlib's own dependency):
+    """Write a docs picture with a 128-colour palette (Pillow, matplotlib's own dependency):
     the bank diagram drops from 477 to 140 KB with no visible change."""
     import io
 

@@ -7,7 +7,7 @@ The rows and the seeds' figures are :data:`gpusim.suite.seeds.TABLES`.
 
 Each row runs in a fresh process in sampled timing mode (every CTA runs functionally, so the
 partial sums are checked bit for bit against the numpy oracle; the cycles come from a slice of
-SMs and waves, see the README's "Sampled timing of large grids"). Per row it records the simulated
+SMs and waves, see docs/model/sampling.md). Per row it records the simulated
 time (``gpu__time_duration.sum``), cycles, how they were sampled, DRAM bytes, achieved occupancy,
 the stall reasons, host seconds and peak memory. The table gives each row's simulated time and
 ratio to the table's first row beside the seeds' figure and ratio, the error of the ratio, and how
@@ -121,7 +121,7 @@ def table_rows(results: dict, table: str) -> list[dict]:
         if res is None:
             continue
         # a row run at a smaller n (reduce0 at 2**29 takes ~20 host minutes) is scaled linearly to the
-        # table's n: many-wave grids are in their steady state, their time is linear in n (see README)
+        # table's n: many-wave grids are in their steady state, their time is linear in n (see docs/validation/seeds.md)
         scale = spec["n"] / res["n"]
         sim_us = res["time_ns"] / 1e3 * scale
         d = {"row": r.row, "case": r.case, "n": res["n"], "scaled": scale != 1, "sim_us": sim_us, "check": res["check"],
@@ -222,7 +222,7 @@ def main(argv=None) -> int:
         text = markdown(merged)
         (RESULTS / "seeds_tables.md").write_text(
             "# The course notes' reduction tables in gpusim\n\n"
-            "Made by `python benchmarks/seeds_tables.py --merge ...`; see the README section "
+            "Made by `python benchmarks/seeds_tables.py --merge ...`; see docs/validation/seeds.md, "
             "\"The course notes' reduction tables\". host s: wall seconds of the row's process on the "
             "machine that ran it, often beside other rows (see the JSON's cpu_s where recorded).\n\n" + text)
         print(text)

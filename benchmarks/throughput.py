@@ -1,7 +1,7 @@
 """Simulation throughput of either engine: instructions per host second, and peak memory.
 
 Runs each selected suite case once in a fresh subprocess (so that its peak
-resident memory is its own) and prints a Markdown table for the README:
+resident memory is its own) and prints a Markdown table for the docs (docs/model/functional.md, docs/model/timing.md):
 case, problem size, launches, warp and thread instructions, host seconds,
 thread-instructions per second and peak RSS.
 

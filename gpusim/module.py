@@ -1,7 +1,7 @@
 """PTX modules and kernels, mirroring ``cupy.RawModule`` and ``cupy.RawKernel``.
 
 Owns: loading a PTX file or text (CUDA C source is compiled to PTX first, by
-:mod:`gpusim.frontends.nvrtc`), looking kernels up by name, checking a
+:mod:`gpusim.nvrtc`), looking kernels up by name, checking a
 launch the way the CUDA driver does (block and grid limits, shared memory,
 ``.reqntid``/``.maxntid``, argument count and widths) and packing arguments
 into the parameter buffer, and handing the launch to the engine of the
@@ -20,10 +20,10 @@ import numpy as np
 
 from gpusim.device import Device, get_device
 from gpusim.errors import GpusimError, LaunchError
-from gpusim.frontends.nvrtc import is_ptx
 from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, run_functional
 from gpusim.ndarray import ndarray
+from gpusim.nvrtc import is_ptx
 from gpusim.occupancy import max_active_blocks
 from gpusim.ptxas import PtxasError, resource_usage
 from gpusim.sass import KernelSass, kernel_sass
@@ -36,7 +36,7 @@ __all__ = ["RawModule", "RawKernel"]
 
 class RawModule:
     """A module of kernels, like ``cupy.RawModule``: PTX text or a ``.ptx`` file, or CUDA C source
-    compiled by NVRTC as CuPy compiles it (:mod:`gpusim.frontends.nvrtc`; needs ``gpusim[cuda]``).
+    compiled by NVRTC as CuPy compiles it (:mod:`gpusim.nvrtc`; needs ``gpusim[cuda]``).
 
     Args:
         code: PTX text (it has a ``.version`` directive) or CUDA C source (anything else).
@@ -107,7 +107,7 @@ class RawModule:
     def _compiled(self, arch: str) -> tuple[Module, dict[str, str]]:
         """The CUDA C source compiled for ``arch`` and parsed (once per architecture)."""
         if arch not in self._by_arch:
-            from gpusim.frontends.nvrtc import compile_cuda
+            from gpusim.nvrtc import compile_cuda
 
             source, filename = self._cuda
             prog = compile_cuda(source, options=self.options, name_expressions=self.name_expressions or (),
@@ -376,7 +376,11 @@ class RawKernel:
                     with tmp:
                         tmp.write("\n".join(self.module.module.source_lines))
                     path = tmp.name
-                self._regs[key] = resource_usage(path, dev.config)[self.name].registers
+                # PTX for the architecture-specific target of the device's own architecture (Triton's
+                # sm_90a on an sm_90 GPU) is assembled for that target: ptxas refuses sm_90a PTX for sm_90.
+                target = self.module.module.target
+                arch = target if target.rstrip("af") == key and target != key else dev.config
+                self._regs[key] = resource_usage(path, arch)[self.name].registers
             except PtxasError as exc:
                 warnings.warn(f"{self.name}: no register count from ptxas ({exc}); timing mode assumes 32 "
                               f"registers per thread (pass gpusim.Device(regs_per_thread=...) to choose)",

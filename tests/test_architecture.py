@@ -1,4 +1,4 @@
-"""The architecture rules, checked: the README's layer table as import-linter contracts
+"""The architecture rules, checked: the layer table of docs/architecture.md as import-linter contracts
 (``[tool.importlinter]`` in pyproject.toml), no import circles inside a package, and ruff.
 
 Import circles are looked for with grimp (import-linter's graph library) among the direct

@@ -1,5 +1,5 @@
-"""Regenerate the README gallery: every picture is made by ONE ``gpusim`` command (listed in
-:data:`COMMANDS`; the README shows the same commands).
+"""Regenerate the gallery of docs/visualizations.md: every picture is made by ONE ``gpusim`` command (listed in
+:data:`COMMANDS`; docs/visualizations.md shows the same commands).
 
 Usage::
 

@@ -5,7 +5,7 @@ Owns: :class:`Counter` and :data:`COUNTERS`; :func:`combine` (the metrics of sev
 of one run as one launch) and :func:`top_stall`.
 
 Caveat: the H100's instruction counts are SASS instructions; the simulator's
-``smsp__inst_executed.sum`` is SASS-equivalent (README "Timing mode"), so ratios of them compare.
+``smsp__inst_executed.sum`` is SASS-equivalent (docs/model/timing.md, "SASS-aware costs"), so ratios of them compare.
 
 Must not import: simpy, cupy, matplotlib.
 """

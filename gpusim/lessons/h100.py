@@ -4,7 +4,7 @@ Owns: :data:`DATA_FILE` (``gpusim/data/lessons_h100.json``), :func:`extract` (th
 launches out of the committed hardware bundles of ``gpusim validate``:
 ``validation/reports/h100/scale_tier/hardware_h100.json``, the small tier's
 ``validation/reports/h100/hardware_h100.json`` and ``validation/reports/h100/matmul256/``, collected on an H100 80GB HBM3 with ncu
-``--clock-control none``; README "Validation against the H100"), :func:`load` and
+``--clock-control none``; docs/validation/h100.md), :func:`load` and
 :func:`lookup`. ``python -m gpusim.lessons.h100`` rewrites the file from the bundles; a test
 checks that the shipped file equals a fresh extraction, so the two cannot drift.
 

@@ -4,8 +4,8 @@ Owns: :class:`Row`, :class:`LessonResult` (the table as text and as HTML, the or
 against the H100) and :func:`run`.
 
 Each suite case of a lesson runs once (all its launches) in ``gpusim.Device(config,
-mode="timing", sampling=True)``: large grids are timed from a slice of SMs and waves (README
-"Sampled timing of large grids"), outputs are checked against the case's oracle.
+mode="timing", sampling=True)``: large grids are timed from a slice of SMs and waves
+(docs/model/sampling.md), outputs are checked against the case's oracle.
 
 Must not import: simpy, cupy, matplotlib (pictures: :mod:`gpusim.lessons.page`).
 """

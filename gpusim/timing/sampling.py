@@ -100,7 +100,7 @@ _TIMED = ("clock", "clock64", "globaltimer", "smid", "warpid")
 @dataclass(frozen=True)
 class Policy:
     """How a large grid is sampled (defaults chosen so that the suite's kernels at 2^20
-    elements agree with the detailed engine; see the README's table).
+    elements agree with the detailed engine; see the table in docs/model/sampling.md).
 
     Attributes:
         sms: SMs simulated in detail (the slice), >= 1.

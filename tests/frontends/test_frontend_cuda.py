@@ -21,7 +21,7 @@ from gpusim.errors import CompileError, GpusimError
 
 pytest.importorskip("cuda.bindings.nvrtc", reason="needs gpusim[cuda] (cuda-bindings, nvidia-cuda-nvrtc)")
 
-from gpusim.frontends import nvrtc  # noqa: E402
+from gpusim import nvrtc  # noqa: E402
 from validation.frontends.cuda_kernels import NAME_EXPRESSIONS, SOURCE, cases  # noqa: E402
 
 

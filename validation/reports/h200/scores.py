@@ -1,4 +1,4 @@
-"""Shipped h100 config against the H200's calibrate output, on the H200's launches: the README's table.
+"""Shipped h100 config against the H200's calibrate output, on the H200's launches: the table of docs/validation/calibrate.md.
 
 Reads scored_{shipped,calibrated}/ (score_on_device.sh) and prints, per tier, the launches, MAE,
 Pearson r, the share within 10 %, under/over counts and the best constant's MAE (validation.score).

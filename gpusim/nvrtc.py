@@ -1,9 +1,9 @@
 """CUDA C source to PTX through NVRTC, as CuPy compiles ``RawModule(code=...)`` and ``RawKernel``.
 
-Owns: the NVRTC call (NVIDIA's ``cuda-bindings`` over the ``nvidia-cuda-nvrtc`` wheel: no GPU and no CUDA
-install needed), the options CuPy adds to the user's, template kernels' lowered names
-(``name_expressions``), the on-disk compile cache and compile errors with NVRTC's log. Imports numpy-free
-standard library code and :mod:`gpusim.errors` only; ``cuda.bindings`` is imported inside
+A toolchain module, like :mod:`gpusim.ptxas`. Owns: the NVRTC call (NVIDIA's ``cuda-bindings`` over the
+``nvidia-cuda-nvrtc`` wheel: no GPU and no CUDA install needed), the options CuPy adds to the user's, template
+kernels' lowered names (``name_expressions``), the on-disk compile cache and compile errors with NVRTC's log.
+Imports the standard library and :mod:`gpusim.errors` only; ``cuda.bindings`` is imported inside
 :func:`compile_cuda`, so gpusim installs and runs PTX without it. Never imports simpy, cupy or the engines.
 
 CuPy's options, reproduced so that a source compiled here gives the PTX CuPy compiles on the GPU
