@@ -115,6 +115,22 @@ def _dims(v, key: str, path: Path) -> tuple[int, ...]:
     return tuple(vals)
 
 
+def kernel_of(xp: Any, path: str | Path, kernel: str) -> Any:
+    """Kernel ``kernel`` of the file ``path`` through ``xp``'s ``RawModule`` (``xp`` is :mod:`gpusim`, or
+    ``cupy`` in validation): a ``.ptx`` file is loaded by path, a ``.cu`` file of CUDA C is compiled from its
+    text (CuPy's ``path`` takes only compiled files), with ``kernel`` as a name expression when it names a
+    template instantiation (``add<float>``)."""
+    path = Path(path)
+    if path.suffix != ".cu":
+        return xp.RawModule(path=str(path)).get_function(kernel)
+    try:
+        code = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GpusimError(f"{path}: cannot read the CUDA C source ({exc})") from None
+    names = [kernel] if "<" in kernel else None
+    return xp.RawModule(code=code, name_expressions=names).get_function(kernel)
+
+
 def load_experiment(path: str | Path) -> Experiment:
     """Read an experiment TOML file; errors name the file and the key."""
     path = Path(path)

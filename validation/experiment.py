@@ -55,7 +55,9 @@ def _launch_on_gpu(exp, cupy):
     """Upload the inputs, launch once, synchronise; return (kernel, device args, host inputs)."""
     args, host = _inputs(exp)
     dev_args = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
-    fn = cupy.RawModule(path=str(exp.ptx)).get_function(exp.kernel)
+    from gpusim.experiment import kernel_of
+
+    fn = kernel_of(cupy, exp.ptx, exp.kernel)
     if exp.shared_mem > fn.max_dynamic_shared_size_bytes:
         fn.max_dynamic_shared_size_bytes = exp.shared_mem
     fn(exp.grid, exp.block, tuple(dev_args), shared_mem=exp.shared_mem)
@@ -164,7 +166,7 @@ def simulate(name: str, entry: dict, config: str = "h100", overrides: dict | Non
     :func:`validation.simulate.simulate_run`. The experiment's own ``[set]`` overrides apply
     first, then ``overrides``."""
     import gpusim
-    from gpusim.experiment import build_args
+    from gpusim.experiment import build_args, kernel_of
 
     t0 = time.perf_counter()
     rec: dict = {"case": name, "n": 0, "error": None, "outputs": {}, "launches": []}
@@ -174,7 +176,7 @@ def simulate(name: str, entry: dict, config: str = "h100", overrides: dict | Non
             with gpusim.Device(config, mode="timing", overrides={**exp.overrides, **(overrides or {})},
                                sampling=False):
                 args, arrays = build_args(exp.args, np.random.default_rng(exp.seed))
-                fn = gpusim.RawModule(path=str(exp.ptx)).get_function(exp.kernel)
+                fn = kernel_of(gpusim, exp.ptx, exp.kernel)
                 res = fn(exp.grid, exp.block, args, shared_mem=exp.shared_mem)
                 rec["outputs"] = {f"arg{i}": np.asarray(a.get()) for i, a in arrays.items()}
         except Exception as exc:  # reported in the report, not raised

@@ -185,7 +185,7 @@ def _fmt(dims: tuple) -> str:
 
 # ---------------------------------------------------------------- any kernel
 def _run_file(args: argparse.Namespace) -> int:
-    from gpusim.experiment import build_args, load_experiment, parse_arg, summarize
+    from gpusim.experiment import build_args, kernel_of, load_experiment, parse_arg, summarize
 
     path = Path(args.file)
     if path.suffix == ".toml":
@@ -205,8 +205,7 @@ def _run_file(args: argparse.Namespace) -> int:
     if args.save and Path(args.save).exists() and not args.force:
         raise GpusimError(f"--save {args.save}: the file exists; pass --force to overwrite it")
     with dev:
-        names = [kernel] if Path(ptx).suffix == ".cu" and "<" in kernel else None
-        k = gpusim.RawModule(path=ptx, name_expressions=names).get_function(kernel)
+        k = kernel_of(gpusim, ptx, kernel)
         launch_args, arrays = build_args(specs, np.random.default_rng(seed))
         res = k(grid, block, tuple(launch_args), shared_mem=smem)
         print(f"{kernel} on {dev.config.name}: grid {_fmt(res.grid)} x block {_fmt(res.block)}, "

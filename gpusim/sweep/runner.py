@@ -343,11 +343,10 @@ def run_point(payload: dict, metrics: list[str]) -> dict[str, Any]:
                 launches = run.launches
                 extra["outputs_ok"] = bool(check(run)[0])
             else:
-                from gpusim.experiment import build_args, parse_arg
+                from gpusim.experiment import build_args, kernel_of, parse_arg
 
                 ptx_path = _materialise(k)[1]
-                names = [k["kernel"]] if ptx_path.suffix == ".cu" and "<" in k["kernel"] else None
-                fn = gpusim.RawModule(path=ptx_path, name_expressions=names).get_function(k["kernel"])
+                fn = kernel_of(gpusim, ptx_path, k["kernel"])
                 if p["shared_mem"] > 48 * 1024:  # what a CUDA program opts in to with cudaFuncSetAttribute
                     fn.max_dynamic_shared_size_bytes = p["shared_mem"]
                 specs = [parse_arg(a, f"args[{i}]") for i, a in enumerate(p["args"])]

@@ -190,7 +190,7 @@ def cases(scale: int = 1) -> list[Case]:
     """The eleven kernels' launches (twelve, with both template instantiations); ``scale`` multiplies the
     problem sizes (1: test sizes, a few thousand elements)."""
     n = 4096 * scale
-    side = 64 * scale
+    side = 64 * min(scale, 4)  # SGEMM grows as side^3: 256 at most keeps the simulation to seconds
     rows, cols = 48 * scale, 80 * scale
     u32 = lambda rng, k: rng.integers(0, 2**32, k, dtype=np.uint64).astype(np.uint32)
     return [
@@ -231,4 +231,36 @@ def cases(scale: int = 1) -> list[Case]:
              (1,), _bits),
         Case("normalize3", ((n + 255) // 256,), (256,),
              lambda rng: (_f32(rng, 3 * n), np.zeros(3 * n, np.float32), np.int32(n)), (1,), _normalize, exact=False),
+    ]
+
+
+@dataclass(frozen=True)
+class GeneratedCase:
+    """A CuPy ``ElementwiseKernel`` or ``ReductionKernel`` (``kind``), its constructor's arguments, a function
+    making its call's positional arguments (host arrays and scalars) and the call's keyword arguments."""
+
+    kind: str
+    ctor: tuple
+    make_args: Callable[[np.random.Generator], tuple]
+    call: dict
+    exact: bool = True
+
+
+def generated_cases(scale: int = 1) -> list[GeneratedCase]:
+    """Element-wise and reduction kernels in CuPy's form, run by both CuPy and gpusim."""
+    n = 4096 * scale
+    return [
+        GeneratedCase("elementwise", ("float32 x, float32 y", "float32 z", "z = x + y", "ew_add"),
+                      lambda rng: (_f32(rng, n), _f32(rng, n)), {}),
+        GeneratedCase("elementwise", ("T x, T y", "T z", "z = (x << 3) ^ y", "ew_shift_xor"),
+                      lambda rng: (rng.integers(0, 2**20, n, dtype=np.int32), np.int32(12345)), {}),
+        GeneratedCase("elementwise", ("T x, raw T y", "T z", "z = x - y[_ind.size() - i - 1]", "ew_rev"),
+                      lambda rng: (rng.integers(-99, 99, n, dtype=np.int64), rng.integers(-99, 99, n, dtype=np.int64)),
+                      {}),
+        GeneratedCase("reduction", ("T x", "T y", "x", "a + b", "y = a", "0", "red_sum_i64"),
+                      lambda rng: (rng.integers(-10**6, 10**6, n, dtype=np.int64),), {}),
+        GeneratedCase("reduction", ("int32 x", "int32 m", "x", "max(a, b)", "m = a", "-2147483647 - 1", "red_max_ax1"),
+                      lambda rng: (rng.integers(-10**6, 10**6, (64, n // 64), dtype=np.int32),), {"axis": 1}),
+        GeneratedCase("reduction", ("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "red_l2_f32"),
+                      lambda rng: (_f32(rng, 32, n // 32),), {"axis": 0}, exact=False),
     ]
