@@ -22,7 +22,7 @@ from gpusim.errors import CompileError, GpusimError
 pytest.importorskip("cuda.bindings.nvrtc", reason="needs gpusim[cuda] (cuda-bindings, nvidia-cuda-nvrtc)")
 
 from gpusim import nvrtc  # noqa: E402
-from validation.frontends.cuda_kernels import NAME_EXPRESSIONS, SOURCE, cases  # noqa: E402
+from validation.frontends.cuda_kernels import LOWERED, NAME_EXPRESSIONS, SOURCE, cases  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -56,6 +56,7 @@ def test_ten_kernels_match_oracles_and_nvcc(dev, tmp_path):
     mod = gpusim.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=NAME_EXPRESSIONS)
     ref = _nvcc_module(tmp_path)
     lowered = {name: mod.get_lowered_name(name) for name in NAME_EXPRESSIONS}
+    assert lowered == LOWERED  # the names the GPU script looks the nvcc build's kernels up by
     all_cases = cases()
     assert len({c.kernel.split("<")[0] for c in all_cases}) >= 10  # one template twice
     for case in all_cases:

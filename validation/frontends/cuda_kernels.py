@@ -130,6 +130,8 @@ extern "C" __global__ void normalize3(const float* v, float* out, int n) {
 
 #: The template instantiations the source's users ask for (``RawModule(name_expressions=...)``).
 NAME_EXPRESSIONS = ("scale_add<float>", "scale_add<int>")
+#: Their lowered (Itanium-mangled) names, the symbols of the nvcc build (CuPy 14 has no public look-up).
+LOWERED = {"scale_add<float>": "_Z9scale_addIfEvPKT_PS0_S0_i", "scale_add<int>": "_Z9scale_addIiEvPKT_PS0_S0_i"}
 
 
 @dataclass(frozen=True)
