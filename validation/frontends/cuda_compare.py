@@ -2,10 +2,10 @@
 
 Runs every launch of :mod:`validation.frontends.cuda_kernels` on gpusim (functional mode, h100) on the
 inputs the GPU run had (same seeds), compares each output's bytes with the GPU's (their sha256; the
-distance in ulps where the GPU's array itself was saved, at scale 1), and writes ``OUT/cuda_compare.json`` with one row per launch. Prints a table and the count of bit-exact
-launches. Needs ``gpusim[cuda]``; no GPU.
+distance in ulps where the GPU's array itself was saved, at scale 1), and writes ``OUT/cuda_compare.json``
+with one row per launch. Prints a table and the count of bit-exact launches. Needs ``gpusim[cuda]``; no GPU.
 
-Usage: ``python3 validation/frontends/cuda_compare.py GPU_DIR [OUT]`` (GPU_DIR holds ``cuda_gpu.npz``).
+Usage: ``python3 validation/frontends/cuda_compare.py GPU_DIR [OUT]`` (GPU_DIR holds ``cuda_gpu.json`` and ``.npz``).
 """
 
 from __future__ import annotations
