@@ -5,6 +5,7 @@ a missing picture fails the tests."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -51,3 +52,24 @@ def test_mkdocs_build_strict(tmp_path):
     # The supported-PTX table (tests/test_readme_isa.py keeps it equal to `gpusim isa`) is a code block.
     assert re.search(r"<code[^>]*>opcode +kind +unit +semantics", (site / "isa" / "index.html").read_text())
     assert (site / "gallery" / "stalls_reductions.png").is_file()
+
+
+_EXTRAS = {"numba": "numba.cuda", "triton": "triton", "cuda": "cuda.bindings.nvrtc"}
+
+
+@pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", README.read_text()))))
+def test_readme_examples_run(index, tmp_path):
+    """Each Python example of the README runs as a script (its 2^20-element arrays cut to 2^12 to stay
+    fast); an example whose front-end's compiler is not installed is skipped."""
+    import importlib.util
+
+    code = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)[index]
+    needs = {"numba": "numba" in code, "triton": "triton" in code, "cuda": "code=" in code or "Kernel(" in code}
+    for extra, used in needs.items():
+        if used and importlib.util.find_spec(_EXTRAS[extra].split(".")[0]) is None:
+            pytest.skip(f"needs gpusim[{extra}]")
+    script = tmp_path / f"readme_example_{index}.py"
+    script.write_text(code.replace("1 << 20", "1 << 12"))
+    run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "GPUSIM_CACHE_DIR": str(tmp_path / "cache")})
+    assert run.returncode == 0, f"README example {index} failed:\n{run.stdout[-2000:]}\n{run.stderr[-3000:]}"
