@@ -182,3 +182,20 @@ def test_cli_runs_a_cu_file_and_an_experiment(tmp_path, capsys):
                     'args = ["s32[1024]:range", "s32[1024]:ones", "s32=3", "s32=1024"]\n')
     assert main(["run", str(toml)]) == 0
     assert "scale_add<int> on h100" in capsys.readouterr().out
+
+
+def test_sweep_over_a_cu_kernel(tmp_path):
+    from gpusim.sweep import load_spec, run
+
+    (tmp_path / "kernels.cu").write_text(SOURCE)
+    spec = tmp_path / "exp.toml"
+    spec.write_text('name = "cu"\nmetrics = ["smsp__inst_executed.sum"]\n[[kernels]]\nptx = "kernels.cu"\n'
+                    'kernel = "scale_add<int>"\nthreads = 1024\nargs = ["s32[1024]:range", "s32[1024]", "s32=2", '
+                    '"s32=1024"]\n[sweep]\nblock = [128, 256]\n')
+    res = run(spec, tmp_path / "out", jobs=1, progress=False, echo=lambda m: None)
+    assert not res.failures() and res.column("block") == [128, 256]
+    assert len(set(res.column("smsp__inst_executed.sum"))) == 1  # the same work either way
+    bad = tmp_path / "bad.toml"
+    bad.write_text(spec.read_text().replace("scale_add<int>", "scale_sub<int>"))
+    with pytest.raises(GpusimError, match="has no kernel named 'scale_sub<int>'"):
+        load_spec(bad)
