@@ -16,15 +16,40 @@ Layers: :mod:`isa` (PTX subset, opcode table, semantics), :mod:`gpusim.functiona
 """
 
 from gpusim.device import MODES, Device, get_device
-from gpusim.errors import CompileError, ConfigError, GpusimError, KernelFault, LaunchError, PTXError
+from gpusim.errors import (
+    ArrayIndexError,
+    CompileError,
+    ConfigError,
+    GpusimError,
+    KernelFault,
+    LaunchError,
+    OutOfMemoryError,
+    PTXError,
+)
 from gpusim.frontends.cupy_kernels import ElementwiseKernel, ReductionKernel
 from gpusim.module import RawKernel, RawModule
-from gpusim.ndarray import array, asarray, asnumpy, empty, empty_like, ndarray, zeros, zeros_like
+from gpusim.ndarray import (
+    arange,
+    array,
+    asarray,
+    ascontiguousarray,
+    asnumpy,
+    empty,
+    empty_like,
+    full,
+    full_like,
+    ndarray,
+    ones,
+    ones_like,
+    zeros,
+    zeros_like,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Device", "get_device", "MODES", "RawModule", "RawKernel", "ElementwiseKernel", "ReductionKernel", "ndarray",
-    "asarray", "array", "asnumpy", "empty", "empty_like", "zeros", "zeros_like", "GpusimError", "ConfigError",
-    "LaunchError", "KernelFault", "PTXError", "CompileError",
+    "asarray", "array", "asnumpy", "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full",
+    "full_like", "arange", "ascontiguousarray", "GpusimError", "ConfigError", "LaunchError", "KernelFault", "PTXError",
+    "CompileError", "ArrayIndexError", "OutOfMemoryError",
 ]

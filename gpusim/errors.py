@@ -11,17 +11,20 @@ field or argument) and the rule broken::
     +-- LaunchError  (ValueError)       a kernel launch is impossible
     +-- KernelFault  (RuntimeError)     a kernel faulted while running
     +-- CompileError (ValueError)       NVRTC rejected CUDA C source (carries its log)
+    +-- ArrayIndexError (IndexError)    an array index out of range or of a wrong kind (like CuPy's IndexError)
+    +-- OutOfMemoryError (MemoryError)  an allocation beyond the device's memory (cudaErrorMemoryAllocation)
 
 The root and :class:`PTXError` live in :mod:`isa.errors` because isa, the
-lowest layer, must not import gpusim; they are the same classes here. All five
-are exported from :mod:`gpusim`, with :class:`CompileError`. Imports only :mod:`isa.errors`.
+lowest layer, must not import gpusim; they are the same classes here. All of them
+are exported from :mod:`gpusim`. Imports only :mod:`isa.errors`.
 """
 
 from __future__ import annotations
 
 from isa.errors import GpusimError, PTXError
 
-__all__ = ["GpusimError", "ConfigError", "LaunchError", "KernelFault", "CompileError", "PTXError", "USER_ERRORS"]
+__all__ = ["GpusimError", "ConfigError", "LaunchError", "KernelFault", "CompileError", "PTXError", "ArrayIndexError",
+           "OutOfMemoryError", "USER_ERRORS"]
 
 
 class ConfigError(GpusimError, ValueError):
@@ -47,6 +50,16 @@ class CompileError(GpusimError, ValueError):
     def __init__(self, message: str, *, log: str = "", options: tuple[str, ...] = ()):
         super().__init__(message)
         self.log, self.options = log, options
+
+
+class ArrayIndexError(GpusimError, IndexError):
+    """An array index out of range, or of a kind arrays do not take (names the index and the axis);
+    an ``IndexError`` too, as CuPy and numpy raise."""
+
+
+class OutOfMemoryError(GpusimError, MemoryError):
+    """An allocation does not fit in the device's memory (``cudaErrorMemoryAllocation``); a
+    ``MemoryError`` too, as ``cupy.cuda.memory.OutOfMemoryError`` is."""
 
 
 #: Every exception type that reports a user's mistake (catch these, not Exception).

@@ -36,6 +36,8 @@ __all__ = ["ArgSpec", "parse_arg", "Experiment", "load_experiment", "build_args"
 
 _DTYPES = {"s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64, "u8": np.uint8, "u16": np.uint16,
            "u32": np.uint32, "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
+#: Bytes of one array argument built on the host (its initial values) at most.
+_MAX_HOST_BYTES = 1 << 34
 _ARG = re.compile(r"^(?P<ty>[suf]\d+)(?:=(?P<value>[^\[]+)|\[(?P<shape>[\d,\s]+)\](?::(?P<init>random|range|ones|zeros|fill=.+))?)$")
 
 
@@ -72,21 +74,37 @@ def build_args(specs: list[ArgSpec], rng: np.random.Generator) -> tuple[list[Any
         dt = np.dtype(_DTYPES[s.ty])
         if s.shape is None:
             try:
-                args.append(dt.type(float(s.value) if dt.kind == "f" else int(s.value, 0)))
+                value = float(s.value) if dt.kind == "f" else int(s.value, 0)
             except ValueError:
                 raise GpusimError(f"argument {i} ({s.text}): {s.value!r} is not a {s.ty} value") from None
+            if dt.kind in "iu":
+                info = np.iinfo(dt)
+                if not info.min <= value <= info.max:
+                    raise GpusimError(f"argument {i} ({s.text}): {s.ty} takes {info.min}..{info.max}, got {value}")
+            elif abs(value) > float(np.finfo(dt).max) and abs(value) != float("inf"):
+                raise GpusimError(f"argument {i} ({s.text}): {value!r} is beyond the range of {s.ty} "
+                                  f"(largest {float(np.finfo(dt).max)}); write inf for infinity")
+            args.append(dt.type(value))
             continue
-        n = int(np.prod(s.shape))
-        if s.init == "random":
-            host = rng.random(n).astype(dt) if dt.kind == "f" else rng.integers(0, 100, n).astype(dt)
-        elif s.init == "range":
-            host = np.arange(n).astype(dt)
-        elif s.init == "ones":
-            host = np.ones(n, dt)
-        elif s.init.startswith("fill="):
-            host = np.full(n, float(s.init[5:]), dt)
-        else:
-            host = np.zeros(n, dt)
+        n = int(np.prod(s.shape, dtype=object))
+        if n * dt.itemsize > _MAX_HOST_BYTES:
+            raise GpusimError(f"argument {i} ({s.text}): {n:,} elements of {s.ty} are {n * dt.itemsize:,} bytes, more "
+                              f"than gpusim builds on the host ({_MAX_HOST_BYTES:,} bytes)")
+        try:
+            if s.init == "random":
+                host = rng.random(n).astype(dt) if dt.kind == "f" else rng.integers(0, 100, n).astype(dt)
+            elif s.init == "range":
+                host = np.arange(n).astype(dt)
+            elif s.init == "ones":
+                host = np.ones(n, dt)
+            elif s.init.startswith("fill="):
+                host = np.full(n, float(s.init[5:]), dt)
+            else:
+                host = np.zeros(n, dt)
+        except MemoryError:
+            raise GpusimError(f"argument {i} ({s.text}): the host has no memory for its {n * dt.itemsize:,} bytes") from None
+        except (ValueError, OverflowError):
+            raise GpusimError(f"argument {i} ({s.text}): fill value {s.init[5:]!r} is not a {s.ty} value") from None
         arr = gpusim.asarray(host.reshape(s.shape))
         arrays[i] = arr
         args.append(arr)

@@ -407,7 +407,14 @@ class RawKernel:
         static = self.kernel.static_shared_bytes
         if static > cfg.sm.shared_per_block_bytes:
             raise LaunchError(f"{self.name} declares {static} B of static shared memory; the limit is "
-                              f"{cfg.sm.shared_per_block_bytes} B (use dynamic shared memory above 48 KiB)")
+                              f"{cfg.sm.shared_per_block_bytes} B on {cfg.name} (use dynamic shared memory above "
+                              f"48 KiB; ptxas: 'uses too much shared data'; CUDA error: too many resources requested "
+                              f"for launch)")
+        local = self.kernel.local_bytes
+        if local > cfg.max_local_bytes_per_thread:
+            raise LaunchError(f"{self.name} declares {local} B of .local memory per thread; the limit is "
+                              f"{cfg.max_local_bytes_per_thread} B on {cfg.name} (CUDA error: too many resources "
+                              f"requested for launch)")
         if shared_mem > self.max_dynamic_shared_size_bytes:
             hint = ("; raise kernel.max_dynamic_shared_size_bytes first (up to "
                     f"{cfg.sm.shared_per_block_optin_bytes - static} B)"

@@ -132,7 +132,8 @@ div.approx.f32             2 ulp for ``|b|`` in [2**-126, 2**126];     IEEE (x/0
                            for 2**126 < ``|b|`` < 2**128 the result    NaN, ...)
                            is pinned: NaN if ``a`` is inf, else a
                            sign-preserving zero (implemented)
-div.full.f32               2 ulp across the full range                 IEEE
+div.full.f32               2 ulp across the full range (computed as    IEEE
+                           the H100's SASS: scaled a * MUFU.RCP(b))
 rcp.approx.f32             1 ulp across the full range                 -Inf->-0, -0->-Inf,
                                                                        +0->+Inf, +Inf->+0
 rcp.approx.ftz.f64         "gross approximation" from the upper 32     subnormal->+-Inf,
@@ -911,7 +912,8 @@ def div(a, b, mode="rn", ftz=False, ty=None):
     """``div.{rn,rz,rm,rp,full,approx}{.ftz}.type d, a, b`` -- ``a / b``.
 
     PTX ISA 9.0 section 9.7.3.8.  ``mode`` rn/rz/rm/rp: correctly rounded (f32 and f64).
-    ``"full"`` (``div.full.f32``, max 2 ulp) is computed correctly rounded to nearest.
+    ``"full"`` (``div.full.f32``, max 2 ulp) is computed as the H100 does (see ``_div_full_f32``):
+    operands scaled into MUFU.RCP's range, then ``a * MUFU.RCP(b)``.
     ``"approx"`` (``div.approx.f32``, max 2 ulp for |b| in [2**-126, 2**126]) is computed as
     the H100 does, ``a * MUFU.RCP(b)`` (see ``_div_approx_f32``), which also gives the range the
     manual pins: for 2**126 < |b| < 2**128 the result is NaN if ``a`` is infinite, otherwise a
@@ -924,6 +926,8 @@ def div(a, b, mode="rn", ftz=False, ty=None):
         raise ValueError(f"div mode {mode!r}")
     if mode == "approx" and fmt.name == "f32":
         return _div_approx_f32(a, b, ftz)
+    if mode == "full" and fmt.name == "f32":
+        return _div_full_f32(a, b, ftz)
     rnd = mode if mode in _FRND else "rn"
     with np.errstate(all="ignore"):
         a, b = _prep(fmt, a, b)
@@ -1090,6 +1094,26 @@ def _div_approx_f32(a, b, ftz):
         x = np.where(small, mul(x, s), x)
         y = np.where(small, mul(y, s), y)
         return np.asarray(mul(x, _mufu(sfu.rcp, y)), dtype=np.float32)
+
+
+def _div_full_f32(a, b, ftz):
+    """``div.full{.ftz}.f32`` as ptxas 13.0 compiles it for sm_90 (read from the SASS of a one-instruction
+    kernel): for ``|b| > 2**126`` both operands are first multiplied by 0.25, and without ``.ftz``, for
+    ``|b| < 2**-126`` (not NaN) by 2**24 (FSETP.GT / FSETP.GEU, predicated FMULs), then
+    ``FMUL a, MUFU.RCP(b)``; with ``.ftz`` every FMUL is FMUL.FTZ and there is no subnormal step.
+    Checked on the H100 by Triton's softmax and layer norm (validation/reports/h100/frontends/triton),
+    whose ``div.full.f32`` results were 1-2 ulp off the correctly rounded quotient."""
+    x, y = _as_f32(a), _as_f32(b)
+    with np.errstate(all="ignore"):
+        ay = np.abs(y)
+        big = ay > np.float32(2.0 ** 126)
+        x = np.where(big, mul(x, np.float32(0.25), ftz=ftz), x)
+        y = np.where(big, mul(y, np.float32(0.25), ftz=ftz), y)
+        if not ftz:
+            small = ay < np.float32(2.0 ** -126)
+            x = np.where(small, mul(x, np.float32(2.0 ** 24)), x)
+            y = np.where(small, mul(y, np.float32(2.0 ** 24)), y)
+        return np.asarray(mul(x, _mufu(sfu.rcp, y), ftz=ftz), dtype=np.float32)
 
 
 def _ex2_approx_f32(a, ftz):

@@ -48,6 +48,12 @@ What this module owns
   2**200); sums between the largest f32 and 2**128 were not reached by the inputs and round
   toward zero here.
 
+* ``wgmma.mma_async.m64nNk16`` (sm_90a): the 64-bit shared-memory matrix descriptors, the
+  swizzled operand layouts and the accumulator fragments (:func:`wgmma_descriptor`,
+  :func:`wgmma_smem_offsets`, :func:`wgmma_d_layout`), computed with the same per-element fused
+  dot product (:func:`wgmma_m64k16`; ASSUMED: measured through mma.sync, not through wgmma), and
+  ``stmatrix`` (the inverse of ``ldmatrix``).
+
 Types: f16 and bf16 values are handled as raw ``uint16`` bits, f32 as ``float32``.  Imports
 numpy only.
 """
@@ -57,7 +63,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["A_LAYOUT", "B_LAYOUT", "C_LAYOUT", "dot_f32", "dot_f16", "mma_m16n8k16", "ldmatrix_layout",
-           "FRACTION_BITS"]
+           "FRACTION_BITS", "wgmma_descriptor", "swizzle", "wgmma_smem_offsets", "wgmma_d_layout", "wgmma_a_layout",
+           "wgmma_m64k16", "stmatrix_layout"]
 
 #: Bits kept below the alignment exponent E (measured: 25; see the module docstring).
 FRACTION_BITS = 25
@@ -209,3 +216,120 @@ def ldmatrix_layout(n_mat: int, trans: bool) -> np.ndarray:
     if trans:
         r, c = c, r
     return np.stack(np.broadcast_arrays(8 * j + r, c + 0 * j), -1)
+
+
+# ---------------------------------------------------------------------------- wgmma (sm_90a)
+#: Swizzle modes of a wgmma matrix descriptor, bits 62-63 (PTX ISA 9.0, wgmma "Matrix
+#: Descriptor Format"): 0 none (interleaved), 1 128-byte, 2 64-byte, 3 32-byte swizzle; value: the
+#: swizzle's width in bytes (0 for none).
+SWIZZLE_BYTES = {0: 0, 1: 128, 2: 64, 3: 32}
+
+
+def wgmma_descriptor(desc: int) -> dict:
+    """The fields of a 64-bit wgmma shared-memory matrix descriptor (PTX ISA 9.0, wgmma "Matrix Descriptor Format"):
+    bits 0-13 start address >> 4, 16-29 leading-dimension byte offset >> 4, 32-45 stride-dimension
+    byte offset >> 4, 49-51 matrix base offset, 62-63 swizzle mode.  Returns ``{"start", "lbo",
+    "sbo"}`` in bytes, ``"base_offset"`` and ``"swizzle"`` (bytes: 0, 32, 64 or 128)."""
+    d = int(desc) & 0xFFFF_FFFF_FFFF_FFFF
+    return {"start": (d & 0x3FFF) << 4, "lbo": ((d >> 16) & 0x3FFF) << 4, "sbo": ((d >> 32) & 0x3FFF) << 4,
+            "base_offset": (d >> 49) & 7, "swizzle": SWIZZLE_BYTES[d >> 62]}
+
+
+def swizzle(addr, width: int):
+    """A shared-memory byte address as the swizzled layouts place it: with a ``width``-byte swizzle
+    (32, 64, 128) the 16-byte chunk index, address bits 4 .. 4+b-1 (b = 1, 2, 3), is XORed with bits
+    7 .. 7+b-1 (CUTLASS's ``Swizzle<b,4,3>``, cute/atom/mma_traits_sm90_gmma.hpp, the layouts of PTX
+    ISA 9.0's wgmma "Shared Memory Matrix Layout"); ``width`` 0 leaves it unchanged."""
+    a = np.asarray(addr, np.int64)
+    if not width:
+        return a
+    b = {32: 1, 64: 2, 128: 3}[width]
+    return a ^ (((a >> 7) & ((1 << b) - 1)) << 4)
+
+
+def wgmma_smem_offsets(desc: int, mn: int, mn_major: bool, elem_bytes: int = 2) -> np.ndarray:
+    """Byte addresses in shared memory of the ``mn`` x 16 (K) operand a wgmma descriptor describes
+    (16-bit elements): int64 array (mn, 16), element (i, k) = row/column i of M (A) or N (B), k of K.
+
+    The canonical layouts (PTX ISA 9.0, wgmma "Shared Memory Matrix Layout"; as CUTLASS's ``make_gmma_desc`` writes them,
+    in 16-byte units ``T`` = 8 elements, ``W`` = swizzle bytes / 16, or 1 without swizzle):
+
+    * K-major (``mn_major=False``): ``i = r + 8 m``, ``k = e + 8 c``; address = start + r * 16 W +
+      m * SBO + e * 2 + c * (LBO without swizzle, else 16).
+    * MN-major: ``i = e + 8 j + 8 W m`` (j < W), ``k = r + 8 c``; address = start + e * 2 + j * 16 +
+      m * (SBO without swizzle, else LBO) + r * 16 W + c * (LBO without swizzle, else SBO).
+
+    then :func:`swizzle` of the whole address.  Raises ``ValueError`` for a non-zero base offset
+    (a matrix not aligned to its swizzle pattern), which gpusim does not model."""
+    f = wgmma_descriptor(desc)
+    if f["base_offset"]:
+        raise ValueError(f"wgmma descriptor {int(desc) & 0xFFFF_FFFF_FFFF_FFFF:#018x}: base offset "
+                         f"{f['base_offset']} (a matrix not aligned to its swizzle pattern) is not supported")
+    sw = f["swizzle"]
+    W = sw // 16 if sw else 1
+    i = np.arange(mn)[:, None]
+    k = np.arange(16)[None, :]
+    epc = 16 // elem_bytes                                       # elements per 16-byte chunk
+    if not mn_major:
+        r, m = i % 8, i // 8
+        e, c = k % epc, k // epc
+        addr = f["start"] + r * 16 * W + m * f["sbo"] + e * elem_bytes + c * (16 if sw else f["lbo"])
+    else:
+        e, j, m = i % epc, (i // epc) % W, i // (epc * W)
+        r, c = k % 8, k // 8
+        addr = (f["start"] + e * elem_bytes + j * 16 + m * (f["lbo"] if sw else f["sbo"]) + r * 16 * W
+                + c * (f["sbo"] if sw else f["lbo"]))
+    return swizzle(addr, sw)
+
+
+def wgmma_d_layout(n: int) -> np.ndarray:
+    """Where each accumulator register of ``wgmma.mma_async.m64nNk16`` with f32 accumulators lives:
+    int array (128 threads of the warpgroup, N/2 registers, 2) of (row of the 64 x N tile, column).
+    Warp ``w`` of the warpgroup holds rows ``16 w .. 16 w + 15``; in each 8-column slice ``s``,
+    register ``4 s + i`` of lane (g = lane >> 2, t = lane & 3) is row ``16 w + g + 8 (i >> 1)``, column
+    ``8 s + 2 t + (i & 1)`` (PTX ISA 9.0, wgmma "Register Fragments": the m16n8 D fragment of
+    mma.sync repeated over N)."""
+    th = np.arange(128)[:, None]
+    reg = np.arange(n // 2)[None, :]
+    w, lane = th >> 5, th & 31
+    g, t = lane >> 2, lane & 3
+    s, i = reg >> 2, reg & 3
+    return np.stack(np.broadcast_arrays(16 * w + g + 8 * (i >> 1), 8 * s + 2 * t + (i & 1)), -1)
+
+
+def wgmma_a_layout() -> np.ndarray:
+    """Where each 16-bit value of a register A operand of ``wgmma.mma_async.m64nNk16`` (four
+    ``.b32`` registers, lower half first) comes from: int array (128 threads, 8 values, 2) of (row of
+    the 64 x 16 A tile, k).  Warp ``w`` holds rows ``16 w ..``: the mma.m16n8k16 A fragment
+    (:data:`A_LAYOUT`) shifted down by 16 w (PTX ISA 9.0, wgmma "Register Fragments")."""
+    w = (np.arange(128) >> 5)[:, None, None]
+    lay = A_LAYOUT[np.arange(128) & 31]
+    return np.stack([lay[..., 0] + 16 * w[..., 0], lay[..., 1]], -1)
+
+
+def wgmma_m64k16(a_bits, b_bits, c, ab: str, acc: str, scale_d) -> np.ndarray:
+    """One ``wgmma.mma_async.m64nNk16`` per warpgroup on whole tiles: ``D = A * B + (C if scale_d)``.
+
+    ``a_bits``: (G, 64, 16) uint16 (``ab``: ``"f16"``/``"bf16"``, already negated for
+    ``imm-scale-a = -1``); ``b_bits``: (G, 16, N) uint16; ``c``: (G, 64, N) float32 (``acc="f32"``)
+    or uint16 f16 bits (``acc="f16"``); ``scale_d``: (G,) bool.  Returns D like ``c``.  Each element
+    is one 16-term fused dot product as :func:`dot_f32` / :func:`dot_f16` compute it for
+    ``mma.sync`` (ASSUMED for wgmma: the H100's tensor cores measured through mma.sync, not wgmma)."""
+    a = np.asarray(a_bits, np.uint16)
+    bt = np.swapaxes(np.asarray(b_bits, np.uint16), 1, 2)                 # (G, N, 16)
+    G, _, n = np.asarray(c).shape
+    A = np.broadcast_to(a[:, :, None, :], (G, 64, n, 16))
+    B = np.broadcast_to(bt[:, None, :, :], (G, 64, n, 16))
+    keep = np.asarray(scale_d, np.bool_)[:, None, None]
+    if acc == "f32":
+        return dot_f32(A, B, np.where(keep, np.asarray(c, np.float32), np.float32(0)), ab)
+    if ab != "f16":
+        raise ValueError(f"wgmma .{acc}.{ab}.{ab} is not supported")
+    return dot_f16(A, B, np.where(keep, np.asarray(c, np.uint16), np.uint16(0)))
+
+
+def stmatrix_layout(n_mat: int, trans: bool) -> np.ndarray:
+    """Where each source value of ``stmatrix.m8n8.x{n_mat}{.trans}.b16`` goes: the same table as
+    :func:`ldmatrix_layout` (stmatrix is its inverse, PTX ISA 9.0 "stmatrix"): register ``j`` half
+    ``h`` of lane ``l`` is stored at (address lane, b16 column) ``layout[l, j, h]``."""
+    return ldmatrix_layout(n_mat, trans)

@@ -43,6 +43,8 @@ class Kind(str, Enum):
     VOTE = "vote"
     ACTIVEMASK = "activemask"
     MMA = "mma"          # warp-collective matrix multiply-accumulate (tensor cores)
+    CPASYNC = "cp.async"  # cp.async copies and their commit/wait groups (gpusim/functional/asyncops.py)
+    WGMMA = "wgmma"      # warpgroup-collective wgmma.mma_async (gpusim/functional/asyncops.py)
 
 
 INT = frozenset({"s16", "s32", "s64", "u16", "u32", "u64"})
@@ -470,6 +472,31 @@ def _ldmatrix_check(types, mods, n_operands) -> str | None:
     return None
 
 
+def _cp_async_check(types, mods, n_operands) -> str | None:
+    if n_operands == 5 and "L2::cache_hint" not in mods:
+        return "cp.async with five operands needs .L2::cache_hint (its last operand is the cache policy)"
+    return None
+
+
+#: wgmma.mma_async shapes (PTX ISA 9.0 "wgmma.mma_async": .m64nNk16 for f16/bf16 inputs, N = 8 .. 256 by 8).
+WGMMA_SHAPES = frozenset(f"m64n{n}k16" for n in range(8, 257, 8))
+#: Accepted (dtype, atype, btype) of wgmma.mma_async.
+WGMMA_TYPES = (("f32", "f16", "f16"), ("f16", "f16", "f16"), ("f32", "bf16", "bf16"))
+
+
+def _wgmma_check(types, mods, n_operands) -> str | None:
+    if tuple(types) not in WGMMA_TYPES:
+        return (f"wgmma.mma_async type combination .{'.'.join(types)} is not supported (supported: "
+                + ", ".join("." + ".".join(t) for t in WGMMA_TYPES) + ")")
+    return None
+
+
+def _stmatrix_check(types, mods, n_operands) -> str | None:
+    if "x1" not in mods and "x2" not in mods and "x4" not in mods:
+        return "stmatrix needs one of .x1/.x2/.x4"
+    return None
+
+
 # ---------------------------------------------------------------- the table
 _R = ROUND | {"ftz", "sat"}
 _ROWS = [
@@ -641,6 +668,46 @@ _ROWS = [
            mods=frozenset({"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared", "shared::cta"}),
            required=(frozenset({"sync"}), frozenset({"aligned"}), frozenset({"m8n8"}), frozenset({"x1", "x2", "x4"})),
            check=_ldmatrix_check),
+    OpSpec("stmatrix", Kind.ST, "lsu", frozenset({"b16"}), (2,),
+           "warp-collective store of one, two or four 8x8 b16 matrices from mma fragments to shared memory, "
+           "the inverse of ldmatrix (PTX ISA 9.0 stmatrix)",
+           mods=frozenset({"sync", "aligned", "m8n8", "x1", "x2", "x4", "trans", "shared", "shared::cta"}),
+           required=(frozenset({"sync"}), frozenset({"aligned"}), frozenset({"m8n8"}), frozenset({"x1", "x2", "x4"})),
+           check=_stmatrix_check),
+    # Asynchronous copies (PTX ISA 9.0 cp.async, cp.async.commit_group, cp.async.wait_group)
+    OpSpec("cp.async", Kind.CPASYNC, "lsu", frozenset(), (3, 4, 5),
+           "asynchronous copy of 4, 8 or 16 bytes global -> shared; src-size bytes copied and the rest zero-filled, "
+           "or all zero with ignore-src; gpusim copies at issue (PTX ISA 9.0 cp.async)",
+           mods=frozenset({"ca", "cg", "shared", "shared::cta", "global", "hints"}), n_types=(0,),
+           required=(frozenset({"ca", "cg"}), frozenset({"shared", "shared::cta"}), frozenset({"global"})),
+           check=_cp_async_check),
+    OpSpec("cp.async.commit_group", Kind.CPASYNC, "lsu", frozenset(), (0,),
+           "close the thread's pending cp.async copies into a group (PTX ISA 9.0 cp.async.commit_group)", n_types=(0,)),
+    OpSpec("cp.async.wait_group", Kind.CPASYNC, "lsu", frozenset(), (1,),
+           "wait until at most N of the thread's most recent cp.async groups are pending (PTX ISA 9.0 cp.async.wait_group)",
+           n_types=(0,)),
+    OpSpec("cp.async.wait_all", Kind.CPASYNC, "lsu", frozenset(), (0,),
+           "wait for all of the thread's cp.async copies (PTX ISA 9.0 cp.async.wait_group)", n_types=(0,)),
+    # Warpgroup tensor cores, sm_90a (PTX ISA 9.0 wgmma)
+    OpSpec("wgmma.mma_async", Kind.WGMMA, "tensor", frozenset({"f32", "f16", "bf16"}), (7, 8),
+           "warpgroup-collective D = A * B (+ D if scale-d), m64nNk16, A and B from shared-memory descriptors "
+           "(A also from registers), f32/f16 accumulators; gpusim runs it when the 4 warps are at it together "
+           "(PTX ISA 9.0 wgmma.mma_async)",
+           mods=frozenset({"sync", "aligned"}) | WGMMA_SHAPES, n_types=(3,),
+           required=(frozenset({"sync"}), frozenset({"aligned"}), WGMMA_SHAPES), check=_wgmma_check),
+    OpSpec("wgmma.fence", Kind.FENCE, "sync", frozenset(), (0,),
+           "order register accesses before the following wgmma.mma_async; ordering only (PTX ISA 9.0 wgmma.fence)",
+           mods=frozenset({"sync", "aligned"}), n_types=(0,), required=(frozenset({"sync"}), frozenset({"aligned"}))),
+    OpSpec("wgmma.commit_group", Kind.FENCE, "sync", frozenset(), (0,),
+           "close the warpgroup's pending wgmma.mma_async into a group (PTX ISA 9.0 wgmma.commit_group)",
+           mods=frozenset({"sync", "aligned"}), n_types=(0,), required=(frozenset({"sync"}), frozenset({"aligned"}))),
+    OpSpec("wgmma.wait_group", Kind.FENCE, "sync", frozenset(), (1,),
+           "wait until at most N wgmma groups are pending; gpusim's wgmma results are ready at issue "
+           "(PTX ISA 9.0 wgmma.wait_group)",
+           mods=frozenset({"sync", "aligned"}), n_types=(0,), required=(frozenset({"sync"}), frozenset({"aligned"}))),
+    OpSpec("fence.proxy.async", Kind.FENCE, "sync", frozenset(), (0,),
+           "order generic-proxy accesses with async-proxy ones (wgmma, TMA); ordering only (PTX ISA 9.0 membar/fence)",
+           mods=frozenset({"global", "shared", "shared::cta", "shared::cluster"}), n_types=(0,)),
     OpSpec("activemask", Kind.ACTIVEMASK, "alu", frozenset({"b32"}), (1,), "d = mask of the lanes executing this instruction (9.7.13.10)"),
 ]
 
@@ -648,12 +715,15 @@ OPCODES: dict[str, OpSpec] = {row.name: row for row in _ROWS}
 
 #: What gpusim refuses at load time, one line each (the parser's message is
 #: "unsupported instruction 'X' (in 'X.mods'); run 'gpusim isa' ..." with the file and line,
-#: whatever the operand syntax); ``gpusim isa`` and the README list these.
+#: whatever the operand syntax); ``gpusim isa`` and docs/isa.md list these.
 REFUSED: tuple[tuple[str, str], ...] = (
     ("tex, tld4, txq", "texture fetches and queries (texture objects are not modelled)"),
     ("suld, sust, sured, suq", "surface loads, stores, reductions and queries"),
-    ("cp.async, cp.async.bulk(.tensor), cp.reduce.async.bulk, mbarrier", "asynchronous copies, TMA and their barriers"),
-    ("wgmma, stmatrix, movmatrix", "warpgroup tensor cores and matrix stores (mma.sync m16n8k16 and ldmatrix are supported)"),
+    ("cp.async.bulk(.tensor), cp.reduce.async.bulk, mbarrier", "bulk asynchronous copies, TMA and their barriers "
+                                                                "(cp.async with commit/wait groups is supported)"),
+    ("movmatrix, wgmma with .sp/.satfinite or 8-bit/tf32 types", "matrix transposes in registers and the other "
+                                                                   "wgmma forms (f16/bf16 wgmma.mma_async, mma.sync "
+                                                                   "m16n8k16, ldmatrix and stmatrix are supported)"),
     ("call, .func", "device functions and calls: printf (vprintf), assert (__assertfail), __device__ "
                     "functions nvcc did not inline"),
     ("isspacep, elect, griddepcontrol, setmaxnreg, multimem, ...", "every other opcode not in this table"),

@@ -34,6 +34,16 @@ SPECIAL_REGISTERS = frozenset({
 #: ``_end``, ``_cap`` and ``_<n>``), which cooperative groups read in inline assembly.
 _RESERVED_SMEM = re.compile(r"reserved_smem_offset_(begin|end|cap|\d+)$")
 
+#: Registers one ``.reg`` declaration (``%r<N>``) and one kernel may declare. PTX registers are virtual and
+#: ptxas has no documented limit (ptxas 13.0 takes ``%r<2147483648>``, using 16 GB and 11 s, and fails from
+#: 2**32 with "Memory allocation failure"); gpusim keeps one array per register and thread, so it bounds them:
+#: 8 times the largest the suite's and the corpus's PTX declare (8,203 in one declaration; the GPU itself has at
+#: most 255 registers per thread).
+MAX_REGS_PER_DECL = MAX_REGS_PER_KERNEL = 65_536
+#: ``{ }`` blocks nested deeper than this inside a kernel are refused: ptxas 13.0 fails beyond 1,663
+#: ("Parsing error near '{': memory exhausted").
+MAX_SCOPE_DEPTH = 1663
+
 #: ``WARP_SZ``: the predefined constant operand of PTX ISA 9.0 §5.5 (the warp size, 32).
 WARP_SZ = 32
 
@@ -74,14 +84,46 @@ def parse(text: str, filename: str = "<ptx>") -> Module:
     except lark.exceptions.UnexpectedInput as exc:
         line = getattr(exc, "line", 0) or len(lines)
         raise (_unsupported_before(lines, line, filename) or _syntax_error(exc, filename, lines)) from None
-    return _Builder(filename, lines).module(tree)
+    files = {int(n.children[0]): str(n.children[1]).strip('"') for n in tree.children if n.data == "file"}
+    return _Builder(filename, lines, files).module(tree)
+
+
+_LOC_LINE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
+_FILE_LINE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"\n]*)"')
+
+
+def source_note(files: dict[int, str], src: tuple[int, int, int] | None) -> str:
+    """``" (source: kernel.py:12:7, from .loc)"``: where the compiler that wrote the PTX put the
+    instruction in its own source (the latest ``.loc`` before it and the ``.file`` it names:
+    the .cu file for nvcc, the Python file of a ``@triton.jit`` function for Triton), or ``""``
+    when the PTX has no such line information."""
+    if src is None or src[1] == 0:
+        return ""
+    name = files.get(src[0], f"file {src[0]}")
+    return f" (source: {name}:{src[1]}" + (f":{src[2]}" if src[2] else "") + ", from .loc)"
+
+
+def _text_source_note(lines: list[str], no: int) -> str:
+    """:func:`source_note` for line ``no`` of PTX the grammar could not read (found by regex)."""
+    src = None
+    for ln in lines[:no]:
+        m = _LOC_LINE.match(ln)
+        if m:
+            src = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    files = {int(m.group(1)): m.group(2) for m in map(_FILE_LINE.match, lines) if m}
+    return source_note(files, src)
 
 
 def find_spec(mnemonic: str):
     """The opcode-table row of ``mnemonic`` (``"bar.red.popc.u32"`` -> the ``bar.red`` row,
-    ``"ld.global.f32"`` -> ``ld``) and how many dotted parts its name takes; ``(None, 1)``
-    if unsupported."""
+    ``"ld.global.f32"`` -> ``ld``, ``"cp.async.wait_group"`` -> ``cp.async.wait_group``: the longest
+    name of up to three parts) and how many dotted parts its name takes; ``(None, 1)`` if
+    unsupported (``cp.async.bulk...`` and ``cp.async.mbarrier...`` too, not the ``cp.async`` row)."""
     parts = mnemonic.split(".")
+    if len(parts) > 2 and ".".join(parts[:3]) in OPCODES:
+        return OPCODES[".".join(parts[:3])], 3
+    if parts[:2] == ["cp", "async"] and len(parts) > 2 and parts[2] in ("bulk", "mbarrier"):
+        return None, 1
     if len(parts) > 1 and f"{parts[0]}.{parts[1]}" in OPCODES:
         return OPCODES[f"{parts[0]}.{parts[1]}"], 2
     return OPCODES.get(parts[0]), 1
@@ -130,7 +172,8 @@ def _unsupported_before(lines: list[str], last: int, filename: str) -> PTXError 
             continue
         mnemonic = m.group(1) + m.group(2)
         if find_spec(mnemonic)[0] is None:
-            return PTXError(filename, no, m.start(1) + 1, _unsupported_message(mnemonic), lines[no - 1])
+            return PTXError(filename, no, m.start(1) + 1, _unsupported_message(mnemonic) + _text_source_note(lines, no),
+                            lines[no - 1])
     return None
 
 
@@ -162,9 +205,11 @@ _PUNCT = {"COMMA": "','", "SEMICOLON": "';'", "VBAR": "'|'", "LSQB": "'['", "RSQ
 class _Builder:
     """Walks the parse tree of one file and builds the :class:`Module`."""
 
-    def __init__(self, filename: str, lines: list[str]):
+    def __init__(self, filename: str, lines: list[str], files: dict[int, str] | None = None):
         self.file = filename
         self.lines = lines
+        #: The ``.file`` table (Triton writes it after the kernels), for errors that name the source line.
+        self.files = files or {}
 
     # ------------------------------------------------------------ helpers
     def err(self, node, reason: str) -> PTXError:
@@ -348,6 +393,9 @@ class _Builder:
         name = next(str(t) for t in toks if t.type == "NAME")
         align, _ = self._attrs(node.children)
         size = TYPES[ty].size
+        ptr = next((c for c in node.children if isinstance(c, lark.Tree) and c.data == "ptr_attr"), None)
+        if ptr is not None:
+            self.check_ptr_attr(ptr, ty, name)
         dims = [c for c in node.children if isinstance(c, lark.Tree) and c.data == "array_dim"]
         for d in dims:
             if not d.children:
@@ -357,9 +405,32 @@ class _Builder:
         off = -(-offset // align) * align
         return Param(name, ty, size, off, align)
 
+    def check_ptr_attr(self, node, ty: str, name: str) -> None:
+        """The ``.ptr [.space] [.align N]`` attribute of a kernel parameter (PTX ISA 9.0 §5.1.6.1:
+        only on ``.u32``/``.u64`` parameters; the space is ``.const``, ``.global``, ``.local`` or
+        ``.shared``; N, the alignment of the data pointed to, is a power of two). It tells ptxas
+        what the pointer may address; gpusim accepts it and passes the pointer as a plain integer."""
+        if ty not in ("u32", "u64"):
+            raise self.err(node, f"parameter {name!r}: .ptr applies to .u32 and .u64 parameters only, not .{ty}")
+        for tok in node.children:
+            if tok.type == "STATE_SPACE" and str(tok)[1:] not in ("const", "global", "local", "shared"):
+                raise self.err(tok, f"parameter {name!r}: .ptr takes the state space .const, .global, .local or "
+                                    f".shared, not {tok}")
+            if tok.type == "INT" and (int(tok) < 1 or int(tok) & (int(tok) - 1)):
+                raise self.err(tok, f"parameter {name!r}: .ptr .align {tok} is not a power of two")
+
     # ------------------------------------------------------------ statements
     def statements(self, nodes, st: "_KernelState") -> None:
-        for node in nodes:
+        # Iterative, not recursive over nested { } scopes: their depth is bounded by MAX_SCOPE_DEPTH, not by
+        # Python's recursion limit.
+        stack = [iter(nodes)]
+        while stack:
+            node = next(stack[-1], None)
+            if node is None:
+                stack.pop()
+                if stack:
+                    st.scopes.pop()
+                continue
             kind = node.data
             if kind == "reg_decl":
                 self.reg_decl(node, st)
@@ -373,11 +444,20 @@ class _Builder:
             elif kind == "loc":
                 st.src = tuple(int(t) for t in node.children[:3])
             elif kind == "scope":  # { ... }: registers declared inside are local to it
+                if len(st.scopes) > MAX_SCOPE_DEPTH:
+                    raise self.err(node, f"{{ }} blocks nested more than {MAX_SCOPE_DEPTH} deep (ptxas 13.0 fails "
+                                         f"beyond that depth: 'Parsing error near '{{': memory exhausted')")
                 st.scopes.append({})
-                self.statements(node.children, st)
-                st.scopes.pop()
+                stack.append(iter(node.children))
             elif kind == "instruction":
-                st.instrs.append(self.instruction(node, st))
+                try:
+                    st.instrs.append(self.instruction(node, st))
+                except PTXError as exc:  # name the source line (.loc) that produced the instruction
+                    note = source_note(self.files, st.src)
+                    if not note:
+                        raise
+                    src = self.lines[exc.line - 1] if 0 < exc.line <= len(self.lines) else None
+                    raise PTXError(exc.file, exc.line, exc.column, exc.reason + note, src) from None
             # pragma: accepted and ignored
 
     def reg_decl(self, node, st: "_KernelState") -> None:
@@ -386,7 +466,14 @@ class _Builder:
             if not (isinstance(item, lark.Tree) and item.data == "reg_item"):
                 continue
             base = str(item.children[0])
-            names = [f"{base}{i}" for i in range(int(item.children[1]))] if len(item.children) > 1 else [base]
+            count = int(item.children[1]) if len(item.children) > 1 else 1
+            if count > MAX_REGS_PER_DECL or len(st.regs) + count > MAX_REGS_PER_KERNEL:
+                what = (f"{base}<{count}> declares {count:,} registers" if count > MAX_REGS_PER_DECL else
+                        f"{base}<{count}> brings kernel {st.name!r} to {len(st.regs) + count:,} registers")
+                raise self.err(item, f"{what}; gpusim allows at most {MAX_REGS_PER_DECL:,} per declaration and "
+                                     f"{MAX_REGS_PER_KERNEL:,} per kernel (virtual registers: the GPU has at most "
+                                     f"255 per thread; ptxas itself has no documented limit)")
+            names = [f"{base}{i}" for i in range(count)] if len(item.children) > 1 else [base]
             for n in names:
                 scope = st.scopes[-1]
                 if n in scope:
@@ -432,6 +519,11 @@ class _Builder:
                 choices = "/".join("." + g for g in sorted(group))
                 raise self.err(mtok, f"{mnemonic!r} needs exactly one of {choices}")
         operands = tuple(self.operand(o, st) for o in children)
+        if spec.kind is Kind.BRA and operands and not isinstance(operands[0], Sym):
+            shown = "".join(children[0].scan_values(lambda v: isinstance(v, lark.Token))) \
+                if isinstance(children[0], lark.Tree) else str(children[0])
+            raise self.err(children[0], f"the target of {mnemonic!r} must be a label, not {shown} "
+                                        f"(ptxas: 'Label expected for argument 0 of instruction 'bra'')")
         if len(operands) not in spec.n_operands:
             want = " or ".join(str(n) for n in spec.n_operands)
             raise self.err(mtok, f"{mnemonic!r} takes {want} operands, got {len(operands)}")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpusim.cli._types import integer, nonneg_int, positive_int
 from gpusim.errors import GpusimError
 
 __all__ = ["add_launch_args", "recordings", "check_output"]
@@ -25,18 +26,18 @@ def add_launch_args(p: argparse.ArgumentParser, many: bool = False) -> None:
     p.add_argument("target", nargs="+" if many else None,
                    help="suite case name ('gpusim run --list') or a .ptx file with --kernel/--grid/--block/--arg"
                    + (" (several case names: compared side by side)" if many else ""))
-    p.add_argument("-n", type=int, metavar="N", help="problem size of a suite case (default: its small test size)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("-n", type=positive_int, metavar="N", help="problem size of a suite case (default: its small test size)")
+    p.add_argument("--seed", type=nonneg_int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--gpu", default="h100", help="GPU configuration name or TOML path (default h100)")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help="override a config field")
-    p.add_argument("--regs", type=int, metavar="N",
+    p.add_argument("--regs", type=integer(1, 255, "an integer in 1..255"), metavar="N",
                    help="registers per thread for the occupancy (default: ptxas -v, else 32)")
-    p.add_argument("--launch", type=int, default=0, metavar="K",
+    p.add_argument("--launch", type=nonneg_int, default=0, metavar="K",
                    help="which launch of a multi-launch case (0 = first; e.g. reduce_v6 has 2)")
     p.add_argument("--kernel", help="kernel (.entry) name, with a .ptx file")
     p.add_argument("--grid", help="grid with a .ptx file, e.g. 4 or 2,2")
     p.add_argument("--block", help="block with a .ptx file, e.g. 256 or 32,32")
-    p.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory per block (bytes), .ptx file")
+    p.add_argument("--shared-mem", type=nonneg_int, default=0, help="dynamic shared memory per block (bytes), .ptx file")
     p.add_argument("--arg", action="append", default=[], metavar="SPEC",
                    help="kernel argument with a .ptx file, in order: u32=1024, f32[1024]:random, ...")
 

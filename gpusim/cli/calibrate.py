@@ -20,6 +20,7 @@ import json
 import pathlib
 import sys
 
+from gpusim.cli._types import positive_int
 from gpusim.errors import GpusimError
 
 __all__ = ["register", "run"]
@@ -32,7 +33,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="override TOML to write (refused if it exists, unless --force)")
     p.add_argument("--base", default="h100", help="shipped configuration the overrides modify (default h100)")
     p.add_argument("--json", help="also write every raw measurement and the provenance as JSON here")
-    p.add_argument("--repeat", type=int, default=5, help="runs per latency benchmark; the median is kept (default 5)")
+    p.add_argument("--repeat", type=positive_int, default=5, help="runs per latency benchmark; the median is kept (default 5)")
     p.add_argument("--force", action="store_true", help="replace existing output files")
     p.set_defaults(func=run)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpusim.cli._types import nonneg_int, positive_int
 from gpusim.cli._vizargs import add_launch_args, check_output, recordings
 from gpusim.errors import GpusimError
 
@@ -28,13 +29,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("kind", choices=KINDS, help="which picture")
     add_launch_args(p, many=True)
     p.add_argument("-o", "--output", help="PNG file (default: KIND.png)")
-    p.add_argument("--line", type=int, action="append", metavar="L",
+    p.add_argument("--line", type=positive_int, action="append", metavar="L",
                    help="PTX line of the memory instruction (banks/coalescing; default: the costliest; "
                         "repeat once per target for side-by-side banks)")
-    p.add_argument("--cta", type=int, default=None, help="linear CTA id (default: the first that ran the line)")
-    p.add_argument("--warp", type=int, default=None, help="warp in the CTA (default: the first that ran the line)")
-    p.add_argument("--instance", type=int, default=0, help="which execution of the line by that warp (default 0)")
-    p.add_argument("--sm", type=int, default=0, help="SM of the warp-state picture (default 0)")
+    p.add_argument("--cta", type=nonneg_int, default=None, help="linear CTA id (default: the first that ran the line)")
+    p.add_argument("--warp", type=nonneg_int, default=None, help="warp in the CTA (default: the first that ran the line)")
+    p.add_argument("--instance", type=nonneg_int, default=0, help="which execution of the line by that warp (default 0)")
+    p.add_argument("--sm", type=nonneg_int, default=0, help="SM of the warp-state picture (default 0)")
     p.add_argument("--cycles", metavar="FIRST:END", help="cycle window of the warp-state picture (END exclusive)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.set_defaults(func=run)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import gpusim
+from gpusim.cli._types import budget, nonneg_int, positive_int
 from gpusim.config import parse_override
 from gpusim.errors import GpusimError
 from gpusim.table import format_table
@@ -35,8 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--group", action="append", default=[], metavar="GROUP", help="run every case of a suite group")
     p.add_argument("--all", action="store_true", help="run the whole suite")
     p.add_argument("--list", action="store_true", help="list the suite cases and exit")
-    p.add_argument("-n", type=int, metavar="N", help="problem size for suite cases (default: each case's)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("-n", type=positive_int, metavar="N", help="problem size for suite cases (default: each case's)")
+    p.add_argument("--seed", type=nonneg_int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--gpu", default=None, help="GPU configuration name or TOML path (default h100)")
     p.add_argument("--mode", choices=gpusim.MODES, default="functional",
                    help="functional (results, instruction counts) or timing (also cycles, occupancy, caches, stalls)")
@@ -48,19 +49,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "mangled name or a template name expression such as add<float>)")
     p.add_argument("--grid", help="grid, e.g. 4096 or 64,64")
     p.add_argument("--block", help="block, e.g. 256 or 16,16")
-    p.add_argument("--shared-mem", type=int, default=0, help="dynamic shared memory per block, bytes")
+    p.add_argument("--shared-mem", type=nonneg_int, default=0, help="dynamic shared memory per block, bytes")
     p.add_argument("--arg", action="append", default=[], metavar="SPEC",
                    help="kernel argument, in order: u32=1024, f32[1024]:random, f32[64,64]:range, ...")
+    p.add_argument("--max-steps", type=budget, default=None, metavar="N",
+                   help="watchdog: instruction steps per chunk of CTAs before a launch is stopped as stuck "
+                        "(default 500000; 0 = no limit)")
+    p.add_argument("--max-cycles", type=budget, default=None, metavar="N",
+                   help="watchdog, timing mode: SM cycles before a launch is stopped as stuck (default 50000000; "
+                        "0 = no limit)")
     p.add_argument("--save", metavar="FILE.npz", help="save the array arguments after the launch")
     p.add_argument("--force", action="store_true", help="allow --save to overwrite an existing file")
     p.set_defaults(func=run)
 
 
 def _device(gpu: str | None, sets: list[str], extra: dict | None = None, mode: str = "functional",
-            sampling: bool = True) -> gpusim.Device:
+            sampling: bool = True, args: argparse.Namespace | None = None) -> gpusim.Device:
     overrides = dict(extra or {})
     overrides.update(parse_override(s) for s in sets)
-    return gpusim.Device(gpu or "h100", mode, overrides=overrides, sampling=sampling)
+    return gpusim.Device(gpu or "h100", mode, overrides=overrides, sampling=sampling,
+                         max_steps=getattr(args, "max_steps", None), max_cycles=getattr(args, "max_cycles", None))
 
 
 def _shape(text: str | None, what: str) -> tuple[int, ...]:
@@ -102,7 +110,7 @@ def _run_suite(args: argparse.Namespace) -> int:
         cases = [c for c in known.values() if c.name in args.case or c.group in args.group]
     else:
         cases = [c for c in CASES.values() if c.group == "reduce" and c.name.startswith("reduce_v")]
-    dev = _device(args.gpu, args.set, mode=args.mode, sampling=args.sampling)
+    dev = _device(args.gpu, args.set, mode=args.mode, sampling=args.sampling, args=args)
     timing = args.mode == "timing"
     default = not (args.all or args.case or args.group)
     what = "the seed reductions" if default else f"{len(cases)} suite case(s)"
@@ -191,7 +199,7 @@ def _run_file(args: argparse.Namespace) -> int:
     if path.suffix == ".toml":
         exp = load_experiment(path)
         ptx, kernel, grid, block, smem, specs = exp.ptx, exp.kernel, exp.grid, exp.block, exp.shared_mem, exp.args
-        dev = _device(args.gpu or exp.gpu, args.set, exp.overrides, args.mode, args.sampling)
+        dev = _device(args.gpu or exp.gpu, args.set, exp.overrides, args.mode, args.sampling, args)
         seed = exp.seed
     elif path.suffix in (".ptx", ".cu"):
         if not args.kernel:
@@ -199,7 +207,7 @@ def _run_file(args: argparse.Namespace) -> int:
         ptx, kernel, smem, seed = path, args.kernel, args.shared_mem, args.seed
         grid, block = _shape(args.grid, "grid"), _shape(args.block, "block")
         specs = [parse_arg(a, f"--arg {i}") for i, a in enumerate(args.arg)]
-        dev = _device(args.gpu, args.set, mode=args.mode, sampling=args.sampling)
+        dev = _device(args.gpu, args.set, mode=args.mode, sampling=args.sampling, args=args)
     else:
         raise GpusimError(f"{path}: expected a .ptx or .cu kernel file or an experiment .toml file")
     if args.save and Path(args.save).exists() and not args.force:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpusim.cli._types import nonneg_int, positive_int
 from gpusim.errors import GpusimError
 
 
@@ -24,12 +25,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("step", help="walk one warp's PTX one issue at a time (mask, registers, addresses, stalls)",
                        description="Run a suite case in timing mode and walk one warp of one CTA issue by issue.")
     p.add_argument("case", help="suite case name ('gpusim run --list')")
-    p.add_argument("--warp", type=int, default=0, metavar="W", help="warp in the CTA (default 0)")
-    p.add_argument("--cta", type=int, default=0, help="linear CTA id (default 0)")
-    p.add_argument("-n", type=int, metavar="N", help="problem size (default: the case's small test size)")
-    p.add_argument("--launch", type=int, default=0, metavar="K", help="which launch of a multi-launch case (default 0)")
+    p.add_argument("--warp", type=nonneg_int, default=0, metavar="W", help="warp in the CTA (default 0)")
+    p.add_argument("--cta", type=nonneg_int, default=0, help="linear CTA id (default 0)")
+    p.add_argument("-n", type=positive_int, metavar="N", help="problem size (default: the case's small test size)")
+    p.add_argument("--launch", type=nonneg_int, default=0, metavar="K", help="which launch of a multi-launch case (default 0)")
     p.add_argument("--gpu", default="h100", help="GPU configuration (default h100)")
-    p.add_argument("--max", type=int, default=None, metavar="K", help="show at most K issues")
+    p.add_argument("--max", type=positive_int, default=None, metavar="K", help="show at most K issues")
     p.add_argument("--only-memory", action="store_true", help="show memory instructions only")
     p.add_argument("--pause", action="store_true", help="wait for Enter after each issue")
     p.set_defaults(func=run)

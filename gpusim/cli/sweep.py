@@ -21,6 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from gpusim.cli._types import positive_int
 from gpusim.errors import GpusimError
 
 __all__ = ["register", "shorthand", "SUBCOMMANDS"]
@@ -48,8 +49,8 @@ def register(sub) -> None:
     r.add_argument("experiment", help="the sweep experiment TOML file")
     r.add_argument("--out", help="results folder (default: <experiment stem>-results here)")
     g = r.add_mutually_exclusive_group()
-    g.add_argument("--jobs", type=int, help="local processes (default: one per core; 1: in this process)")
-    g.add_argument("--workers", type=int, help="start a Dask LocalCluster of N worker processes (needs the dist "
+    g.add_argument("--jobs", type=positive_int, help="local processes (default: one per core; 1: in this process)")
+    g.add_argument("--workers", type=positive_int, help="start a Dask LocalCluster of N worker processes (needs the dist "
                                                "extra)")
     g.add_argument("--scheduler", metavar="ADDRESS", help="run on the Dask cluster whose scheduler is at "
                                                           "tcp://HOST:PORT (needs the dist extra)")

@@ -27,6 +27,7 @@ import argparse
 import pathlib
 import sys
 
+from gpusim.cli._types import positive_int
 from gpusim.errors import GpusimError
 
 __all__ = ["register", "run"]
@@ -58,9 +59,9 @@ def register(sub) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE",
                    help="configuration override of the simulator side (repeatable)")
     p.add_argument("--config-overrides", metavar="TOML", help="an override file from 'gpusim calibrate'")
-    p.add_argument("--max-threads", type=int, default=1 << 17,
+    p.add_argument("--max-threads", type=positive_int, default=1 << 17,
                    help="runs with a launch of more than this many threads belong to the scale tier (default 131072)")
-    p.add_argument("--jobs", type=int, default=1, help="simulator processes in parallel (default 1)")
+    p.add_argument("--jobs", type=positive_int, default=1, help="simulator processes in parallel (default 1)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="simulate on the Dask cluster whose scheduler is at "
                    "tcp://HOST:PORT instead of --jobs local processes (needs the dist extra; same runner as "
                    "gpusim sweep)")

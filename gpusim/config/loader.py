@@ -68,6 +68,9 @@ def load(name_or_path: str | os.PathLike[str] | GPUConfig = DEFAULT) -> GPUConfi
     """
     if isinstance(name_or_path, GPUConfig):
         return name_or_path
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise ConfigError(f"expected a GPU configuration name ({', '.join(available())}) or the path of a .toml "
+                          f"file, got {type(name_or_path).__name__} {name_or_path!r}")
     text = os.fspath(name_or_path)
     candidate = Path(text).expanduser()
     if text.endswith(".toml") or os.sep in text or candidate.is_file():

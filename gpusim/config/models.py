@@ -52,13 +52,15 @@ class UnitSpec(BaseModel):
 
     model_config = _FROZEN
 
-    latency: int = _int("cycles from issue until a dependent instruction may use the result", ge=1)
+    latency: int = _int("cycles from issue until a dependent instruction may use the result "
+        "(at most 100000: ASSUMED bound, over 100 times the slowest DRAM latency measured, §3)", ge=1, le=100_000)
     issue_interval: int = _int(
         "cycles one pipe of this class is busy per warp instruction (1 = fully pipelined, "
         "32 lanes/cycle; 2 = 16 lanes/cycle, ...)",
         ge=1,
     )
-    count: int = _int("pipes of this class per warp scheduler (SM sub-partition)", ge=1)
+    count: int = _int("pipes of this class per warp scheduler (SM sub-partition); at most 64 (ASSUMED bound)",
+                      ge=1, le=64)
 
 
 class SchedulerSpec(BaseModel):
@@ -66,8 +68,10 @@ class SchedulerSpec(BaseModel):
 
     model_config = _FROZEN
 
-    count: int = _int("warp schedulers (= SM sub-partitions, SMSPs) per SM", ge=1)
-    issue_width: int = _int("warp instructions one scheduler issues per cycle", ge=1)
+    count: int = _int("warp schedulers (= SM sub-partitions, SMSPs) per SM; at most 64 (one per warp slot)",
+                      ge=1, le=64)
+    issue_width: int = _int("warp instructions one scheduler issues per cycle; at most 64 (ASSUMED bound: 1 on "
+                            "every GPU gpusim describes, PG-MP)", ge=1, le=64)
     policy: str = Field(
         ...,
         min_length=1,
@@ -84,10 +88,17 @@ class SMSpec(BaseModel):
 
     model_config = _FROZEN
 
-    max_warps: int = _int("resident warps per SM (maxThreadsPerMultiProcessor / warpSize), warps", ge=1)
-    max_blocks: int = _int("resident thread blocks per SM (maxBlocksPerMultiProcessor), blocks", ge=1)
-    registers: int = _int("32-bit registers per SM (regsPerMultiprocessor), registers", ge=1)
-    max_registers_per_block: int = _int("32-bit registers one block may use (regsPerBlock), registers", ge=1)
+    max_warps: int = _int("resident warps per SM (maxThreadsPerMultiProcessor / warpSize), warps; at most 64, "
+                          "the most of any NVIDIA GPU so far (PG13 technical-specification table: 64 on cc 7.0-9.0, "
+                          "48 on 8.6/8.9, 32 on 7.5)", ge=1, le=64)
+    max_blocks: int = _int("resident thread blocks per SM (maxBlocksPerMultiProcessor), blocks; at most 32, the "
+                           "most of any compute capability (OCC cudaOccMaxBlocksPerMultiprocessor: 32 on 7.0, 8.0, "
+                           "9.x)", ge=1, le=32)
+    registers: int = _int("32-bit registers per SM (regsPerMultiprocessor), registers; at most 65536, the "
+                          "register file of every compute capability since 3.0 (PG13 technical-specification table)",
+                          ge=1, le=65536)
+    max_registers_per_block: int = _int("32-bit registers one block may use (regsPerBlock), registers; at most "
+                                        "65536 (PG13)", ge=1, le=65536)
     max_registers_per_thread: int = _int("registers one thread may use, registers", ge=1, le=256)
     register_alloc_unit: int = _int(
         "register allocation granularity, registers per warp (a warp gets "
@@ -95,7 +106,8 @@ class SMSpec(BaseModel):
         ge=1,
     )
     register_sub_partitions: int = _int(
-        "register-file sub-partitions per SM; registers are allocated to warps per sub-partition", ge=1
+        "register-file sub-partitions per SM; registers are allocated to warps per sub-partition; at most 64 "
+        "(one per warp)", ge=1, le=64
     )
     shared_per_sm_bytes: int = _int("shared memory per SM (sharedMemPerMultiprocessor), bytes", ge=0)
     shared_per_block_bytes: int = _int(
@@ -195,9 +207,11 @@ class SharedMemSpec(BaseModel):
 
     model_config = _FROZEN
 
-    banks: int = _int("shared-memory banks", ge=1)
+    banks: int = _int("shared-memory banks; at most 1024 (ASSUMED bound; 32 on every GPU since cc 2.0, PG13)",
+                      ge=1, le=1024)
     bank_width_bytes: int = _int("width of one bank, bytes per bank per cycle", ge=1)
-    latency_cycles: int = _int("load-to-use latency of a conflict-free shared load, SM cycles", ge=1)
+    latency_cycles: int = _int("load-to-use latency of a conflict-free shared load, SM cycles "
+        "(at most 100000: ASSUMED bound, over 100 times the slowest DRAM latency measured, §3)", ge=1, le=100_000)
     bytes_per_cycle: int = _int("shared-memory data bandwidth per SM (one wavefront), bytes per cycle", ge=1)
     conflict_latency_cycles: int = Field(
         1, strict=True, ge=1, description="cycles each wavefront beyond an access's conflict-free count (one a "
@@ -210,7 +224,8 @@ class L1Spec(BaseModel):
 
     model_config = _FROZEN
 
-    unified_bytes: int = _int("capacity of the unified L1 + shared-memory array per SM, bytes", ge=1)
+    unified_bytes: int = _int("capacity of the unified L1 + shared-memory array per SM, bytes; at most 4 MiB "
+                              "(ASSUMED bound: 16 times the H100's 256 KB)", ge=1, le=4 * 2**20)
     carveout_kib: int = _int(
         "shared-memory carveout assumed when sizing L1 (L1 = unified - carveout), KiB; must be "
         "one of sm.shared_carveouts_kib",
@@ -218,8 +233,10 @@ class L1Spec(BaseModel):
     )
     line_bytes: int = _int("cache line size, bytes", ge=1)
     sector_bytes: int = _int("sector size (smallest unit filled from L2), bytes", ge=1)
-    latency_cycles: int = _int("load-to-use latency of a global load that hits in L1, SM cycles", ge=1)
-    mshrs: int = _int("miss-status holding registers (outstanding line misses) per SM, entries", ge=1)
+    latency_cycles: int = _int("load-to-use latency of a global load that hits in L1, SM cycles "
+        "(at most 100000: ASSUMED bound, over 100 times the slowest DRAM latency measured, §3)", ge=1, le=100_000)
+    mshrs: int = _int("miss-status holding registers (outstanding line misses) per SM, entries; at most 65536 "
+                      "(ASSUMED bound)", ge=1, le=65536)
     tag_lines_per_cycle: float = Field(
         ..., gt=0, description="timing model: distinct 128-byte lines the L1's tag stage looks up a cycle for "
         "one global or local load; the data stage's bank wavefronts (shared memory's rule) bound it too, lines/cycle")
@@ -243,12 +260,14 @@ class L2Spec(BaseModel):
 
     model_config = _FROZEN
 
-    size_bytes: int = _int("total L2 capacity, bytes", ge=1)
+    size_bytes: int = _int("total L2 capacity, bytes; at most 1 GiB (ASSUMED bound: 20 times the H100's 50 MB; "
+                           "the timing model keeps a tag per line)", ge=1, le=2**30)
     line_bytes: int = _int("cache line size, bytes", ge=1)
     sector_bytes: int = _int("sector size, bytes", ge=1)
     partitions: int = _int("L2 partitions (near/far halves on A100/H100)", ge=1)
     slices: int | None = Field(None, strict=True, ge=1, description="L2 slices in total, or null if not modelled")
-    latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles", ge=1)
+    latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles "
+        "(at most 100000: ASSUMED bound, over 100 times the slowest DRAM latency measured, §3)", ge=1, le=100_000)
     bandwidth_bytes_per_s: float = Field(
         ..., gt=0, description="L2 data bandwidth of the whole device (all slices), bytes per second")
     write_requests_per_cycle: float = Field(
@@ -287,13 +306,17 @@ class DRAMSpec(BaseModel):
         None, gt=0, le=1, description="fraction of the peak bandwidth a stream of reads alone sustains, 0-1; writes "
         "then take the share that leaves a copy (as many bytes written as read) at efficiency; None = reads and "
         "writes both at efficiency (the default)")
-    latency_cycles: int = _int("load-to-use latency of a global load that misses L1 and L2, SM cycles", ge=1)
+    latency_cycles: int = _int("load-to-use latency of a global load that misses L1 and L2, SM cycles "
+        "(at most 100000: ASSUMED bound, over 100 times the slowest DRAM latency measured, §3)", ge=1, le=100_000)
     queue_cycles: float = Field(
         0.0, ge=0, description="the loaded-latency curve: a DRAM read waits queue_cycles x u / (1 - u) beyond "
         "latency_cycles, u the DRAM's utilisation of its peak bandwidth (reads and writes) over about the last "
         "latency_cycles, SM cycles; 0 = a fixed latency (the default)")
     access_granularity_bytes: int = _int("smallest DRAM transfer seen from L2, bytes", ge=1)
     bus_width_bits: int = _int("memory interface width, bits", ge=1)
+    capacity_bytes: int | None = Field(
+        None, strict=True, ge=1, description="device memory capacity (cudaDeviceProp::totalGlobalMem), bytes: "
+        "gpusim.ndarray allocations beyond it fail with cudaErrorMemoryAllocation; None = no limit but the host's memory")
 
     @model_validator(mode="after")
     def _writes_positive(self) -> "DRAMSpec":
@@ -316,7 +339,8 @@ class GPUConfig(BaseModel):
     description: str = Field(..., description="the product this configuration describes")
     arch: str = Field(..., pattern=r"^sm_\d+$", description="ptxas target architecture, e.g. 'sm_90'")
     compute_capability: tuple[int, int] = Field(..., description="(major, minor) compute capability")
-    sm_count: int = _int("streaming multiprocessors (multiProcessorCount), SMs", ge=1)
+    sm_count: int = _int("streaming multiprocessors (multiProcessorCount), SMs; at most 1024 (ASSUMED bound: "
+                         "about 8 times the H100's 132 SMs; the timing model simulates each one)", ge=1, le=1024)
     warp_size: Literal[32] = Field(..., description="threads per warp (always 32), threads")
     clock_hz: float = Field(..., gt=0, description="SM clock (boost), Hz")
     launch_overhead_cycles: int = _int(
@@ -325,9 +349,16 @@ class GPUConfig(BaseModel):
     cta_dispatch_cycles: float = Field(
         ..., ge=0, description="SM cycles between two CTAs the GPU-wide block scheduler dispatches (its "
         "rate limits grids of many short CTAs), cycles per CTA")
-    max_threads_per_block: int = _int("threads per block (maxThreadsPerBlock), threads", ge=1)
-    max_block_dims: tuple[int, int, int] = Field(..., description="maximum block dimensions (x, y, z), threads")
-    max_grid_dims: tuple[int, int, int] = Field(..., description="maximum grid dimensions (x, y, z), blocks")
+    max_threads_per_block: int = _int("threads per block (maxThreadsPerBlock), threads; at most 1024, the limit "
+                                      "of every compute capability since 2.0 (PG13)", ge=1, le=1024)
+    max_block_dims: tuple[int, int, int] = Field(..., description="maximum block dimensions (x, y, z), threads; each "
+                                                 "1 to (1024, 1024, 64), the limits of every compute capability (PG13)")
+    max_grid_dims: tuple[int, int, int] = Field(..., description="maximum grid dimensions (x, y, z), blocks; each 1 "
+                                                "to (2**31 - 1, 65535, 65535), the limits of every compute capability "
+                                                "since 3.0 (PG13)")
+    max_local_bytes_per_thread: int = _int(
+        "local memory one thread may use (.local variables), bytes; a kernel declaring more cannot launch "
+        "(CUDA error: too many resources requested for launch); at most 512 KiB (PG13)", ge=1, le=512 * 1024)
     sm: SMSpec = Field(..., description="per-SM limits, schedulers and functional units")
     shared: SharedMemSpec = Field(..., description="shared-memory banking and timing")
     l1: L1Spec = Field(..., description="per-SM L1 data cache")
@@ -352,6 +383,12 @@ class GPUConfig(BaseModel):
                 f"max_threads_per_block ({self.max_threads_per_block}) exceeds sm.max_warps * warp_size "
                 f"({sm.max_threads}): no block could ever be resident"
             )
+        for field, dims, top in (("max_block_dims", self.max_block_dims, (1024, 1024, 64)),
+                                 ("max_grid_dims", self.max_grid_dims, (2**31 - 1, 65535, 65535))):
+            for axis, v, hi in zip("xyz", dims, top):
+                if not 1 <= v <= hi:
+                    raise ValueError(f"{field} {axis}={v} is outside 1..{hi} (PG13: the limit of every compute "
+                                     f"capability)")
         if max(self.max_block_dims) > self.max_threads_per_block:
             raise ValueError(
                 f"max_block_dims {self.max_block_dims} exceed max_threads_per_block ({self.max_threads_per_block})"

@@ -157,6 +157,18 @@ def _scalar(value: Any, dt: np.dtype, what: str) -> np.generic:
         raise GpusimError(f"{what}: cannot convert {value!r} to {dt} ({exc})") from None
 
 
+def _contiguous(arg: ndarray, writeback: list | None = None) -> ndarray:
+    """``arg`` itself when C-contiguous, else a C-contiguous copy (the generated kernels index arrays as
+    contiguous; CuPy's index a view through its strides). An output's copy is added to ``writeback`` as
+    (view, copy), to be written back into the view after the launch."""
+    if arg.flags.c_contiguous:
+        return arg
+    copy = arg.copy()
+    if writeback is not None:
+        writeback.append((arg, copy))
+    return copy
+
+
 def _broadcast_shape(arrays: list[ndarray], where: str) -> tuple[int, ...]:
     """The numpy broadcast shape of the input arrays. Raises GpusimError naming the shapes."""
     try:
@@ -247,7 +259,7 @@ class ElementwiseKernel:
         if size is not None and arrays and int(size) != math.prod(shape):
             raise GpusimError(f"ElementwiseKernel {self.name}: size={size} but the arrays have {math.prod(shape)} "
                               "elements")
-        launch_args, outputs = [], []
+        launch_args, outputs, writeback = [], [], []
         for k, p in enumerate(self.in_params + self.out_params):
             dt = _dtype(p, types, self.name)
             arg = args[k] if k < len(args) else empty(shape, dt)  # an output not given is allocated
@@ -261,11 +273,13 @@ class ElementwiseKernel:
                     raise GpusimError(f"ElementwiseKernel {self.name}: output {p.name!r} is {arg.dtype}, its "
                                       f"parameter {p.type_name} is {dt}")
                 outputs.append(arg)
+                arg = _contiguous(arg, writeback)
             elif isinstance(arg, ndarray):
                 if arg.dtype != dt:
                     arg = asarray(arg.get().astype(dt))  # CuPy casts inputs to the parameter's type
                 if not p.raw:
                     arg = _broadcast(arg, shape)
+                arg = _contiguous(arg)
             else:
                 arg = _scalar(arg, dt, f"ElementwiseKernel {self.name}: argument {p.name!r}")
             launch_args.append(arg)
@@ -275,6 +289,8 @@ class ElementwiseKernel:
         fn = self._compiled.function(source, self.name, self.options)
         if n:
             fn((max(1, -(-n // block)),), (block,), tuple(launch_args) + (np.int64(n),))
+        for view, copy in writeback:
+            view[...] = copy
         if self.no_return:
             return None
         return tuple(outputs) if self.return_tuple or len(outputs) > 1 else outputs[0]
@@ -358,7 +374,7 @@ class ReductionKernel:
             else tuple(shape[d] for d in kept)
         n_out, n_red = math.prod(shape[d] for d in kept), math.prod(shape[d] for d in axes)
         order = kept + sorted(axes)
-        launch_args, outputs = [], []
+        launch_args, outputs, writeback = [], [], []
         for k, p in enumerate(self.in_params + self.out_params):
             dt = _dtype(p, types, self.name)
             arg = args[k] if k < len(args) else empty(out_shape, dt)
@@ -367,11 +383,12 @@ class ReductionKernel:
                     raise GpusimError(f"ReductionKernel {self.name}: output {p.name!r} must be a {dt} array of "
                                       f"shape {out_shape}")
                 outputs.append(arg)
+                arg = _contiguous(arg, writeback)
             elif isinstance(arg, ndarray):
                 host = None if arg.dtype == dt else arg.get().astype(dt)
                 if arg.shape != shape or order != sorted(order):
                     host = np.broadcast_to(arg.get() if host is None else host, shape).transpose(order)
-                arg = asarray(np.ascontiguousarray(host)) if host is not None else arg
+                arg = asarray(np.ascontiguousarray(host)) if host is not None else _contiguous(arg)
             else:
                 arg = _scalar(arg, dt, f"ReductionKernel {self.name}: argument {p.name!r}")
             launch_args.append(arg)
@@ -380,6 +397,8 @@ class ReductionKernel:
         fn = self._compiled.function(source, self.name, self.options)
         if n_out:
             fn((n_out,), (_REDUCE_BLOCK,), tuple(launch_args) + (np.int64(n_red),))
+        for view, copy in writeback:
+            view[...] = copy
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _axes(self, axis, ndim: int) -> list[int]:

@@ -382,7 +382,8 @@ def _normalize_sig(name: str, sig) -> tuple:
 
 def _typeof(name: str, i: int, val: Any):
     """The numba type of argument ``i`` as Numba's CUDA dispatcher types it (``typeof(val, Purpose.argument)``);
-    a :class:`gpusim.ndarray` as a device array: ``Array(dtype, ndim, 'C')``."""
+    a :class:`gpusim.ndarray` as a device array: ``Array(dtype, ndim, layout)``, layout 'C' or 'F' for a
+    contiguous array (C first, as Numba's ``typeof`` picks) and 'A' for a strided view."""
     from numba.cuda import types
     from numba.cuda.args import ArgHint
     from numba.cuda.np.numpy_support import from_dtype
@@ -391,7 +392,9 @@ def _typeof(name: str, i: int, val: Any):
     inner = val.value if isinstance(val, ArgHint) else val
     if isinstance(inner, ndarray):
         try:
-            return types.Array(from_dtype(inner.dtype), inner.ndim, "C")
+            flags = inner.flags
+            layout = "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
+            return types.Array(from_dtype(inner.dtype), inner.ndim, layout)
         except Exception:
             raise GpusimError(f"{name}: argument {i}: Numba has no type for arrays of dtype {inner.dtype}") from None
     try:
@@ -462,9 +465,7 @@ def _device_array(where: str, val, dev, writeback: list, keep: list):
     if isinstance(val, ndarray):
         if val.device is not dev:
             raise GpusimError(f"{where}: the array lives on another gpusim.Device than the one launching")
-        isz = val.dtype.itemsize
-        strides = tuple(int(np.prod(val.shape[k + 1:], dtype=np.int64)) * isz for k in range(val.ndim))
-        return val.data.ptr, val.shape, strides, isz, val.size
+        return val.data.ptr, val.shape, val.strides, val.dtype.itemsize, val.size  # a view's own layout
     if not isinstance(val, np.ndarray):
         raise GpusimError(f"{where}: got a {type(val).__name__}; pass a gpusim.ndarray or a host numpy array")
     if not (val.flags.c_contiguous or val.flags.f_contiguous):

@@ -22,10 +22,11 @@ import collections
 import numpy as np
 
 from gpusim.errors import KernelFault
-from gpusim.functional import memops, warpops
+from gpusim.functional import asyncops, memops, warpops
 from gpusim.functional.executor import Grid
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, GlobalMemory, MemoryFault
 from gpusim.functional.regfile import RegisterFile, immediate
+from gpusim.functional.watchdog import EPOCH, Watchdog, checkable, fingerprint, impure_pcs
 from isa.ir import Imm, Instr, Kernel, PredPair, Reg, Special, Sym, Vec
 from isa.opcodes import Kind, contracted
 
@@ -128,6 +129,9 @@ class ChunkExecutor:
         self.wait_per_block = np.zeros(n_blocks, np.int64)
         self.n_waiting = 0
         self.steps = 0
+        # The watchdog (gpusim.functional.watchdog): which PCs have effects outside the state it fingerprints.
+        self.impure = impure_pcs(kernel)
+        self.watchdog = Watchdog(checkable(kernel))
 
     # ---------------------------------------------------------------- main loop
     def run(self) -> None:
@@ -135,6 +139,7 @@ class ChunkExecutor:
         instrs = self.instrs
         n_instr = len(instrs)
         handlers = _HANDLERS
+        impure, watchdog = self.impure, self.watchdog
         while True:
             if self.converged:
                 if self.n_live == 0:
@@ -162,12 +167,16 @@ class ChunkExecutor:
                 self._exit(sel)
                 continue
             ins = instrs[pc]
+            if ins.spec.kind is Kind.BRA and watchdog.due():
+                self._watch(pc)
             self.warp_counts[pc] += warps
             self.thread_counts[pc] += self.T if sel is None else sel.size
             try:
                 handlers[ins.spec.kind](self, ins, sel)
             except MemoryFault as f:
                 raise self._fault(ins, sel, f) from None
+            if impure[pc]:
+                EPOCH.n += 1
             if self.accesses:
                 self.consume_accesses()
 
@@ -350,11 +359,50 @@ class ChunkExecutor:
             f"(first: block {self.grid.block_coords(self.first_block + b)})")
 
     def _hung(self, pc: int) -> None:
-        ins = self.instrs[min(pc, len(self.instrs) - 1)]
         raise KernelFault(
-            f"kernel {self.kernel.name}: no completion after {self.max_steps} instruction steps; "
-            f"it is probably stuck in a loop (now at PTX line {ins.loc.line}: {ins.to_ptx()}). "
-            f"Raise the limit with gpusim.Device(max_steps=...) if the kernel is just long")
+            f"kernel {self.kernel.name}: watchdog: no completion after {self.max_steps:,} instruction steps "
+            f"(max_steps); it is probably stuck in a loop. {self.where()}. If the kernel is just long, raise the "
+            f"limit: gpusim.Device(max_steps=N) or 'gpusim run --max-steps N' (0 = unlimited)")
+
+    def _watch(self, pc: int) -> None:
+        """Fingerprint the chunk's state at the branch ``pc``; raise if it repeats (see
+        :mod:`gpusim.functional.watchdog`)."""
+        import time
+
+        t0 = time.perf_counter()
+        digest = fingerprint(self).digest()
+        if self.watchdog.seen(pc, digest, self.steps, time.perf_counter() - t0):
+            raise KernelFault(
+                f"kernel {self.kernel.name}: watchdog: endless loop: the state of every thread (PCs, registers) "
+                f"repeats with no memory written in between, so the kernel can never finish. {self.where()}. "
+                f"(No limit to raise: the loop needs a write by another thread that no thread will make.)")
+
+    def where(self, most: int = 6) -> str:
+        """Where the live threads are: 'at FILE:LINE 'ptx' (warps: block (x, y, z) warp W, ...)' per
+        PC, lowest first (threads waiting at a barrier are at the barrier)."""
+        live = np.flatnonzero(self.live)
+        if live.size == 0:
+            return "No thread is live"
+        if self.converged:
+            pcs = np.full(live.size, self.pc, np.int64)
+        else:
+            pcs = np.where(self.waiting[live], self.bar_pc[live], self.pcs[live]).astype(np.int64)
+        n = len(self.instrs)
+        parts = []
+        upcs = np.unique(pcs)
+        for p in upcs[:most].tolist():
+            warps = np.unique(live[pcs == p] >> 5)
+            names = [f"block {self.grid.block_coords(self.first_block + int(w) * 32 // self.tpbp)} warp "
+                     f"{int(w) * 32 % self.tpbp // 32}" for w in warps[:4].tolist()]
+            more = f" and {warps.size - 4} more" if warps.size > 4 else ""
+            if p >= n:
+                at = "past the last instruction"
+            else:
+                ins = self.instrs[p]
+                at = f"at {ins.loc.file}:{ins.loc.line} '{ins.to_ptx()}'"
+            parts.append(f"{at} (warps: {', '.join(names)}{more})")
+        extra = f"; and {upcs.size - most} more PCs" if upcs.size > most else ""
+        return "Warps " + "; ".join(parts) + extra
 
     # ---------------------------------------------------------------- faults
     def _fault(self, ins: Instr, lanes: np.ndarray | None, f: MemoryFault) -> KernelFault:
@@ -389,6 +437,9 @@ class ChunkExecutor:
     def special(self, op: Special, sel: np.ndarray | None) -> np.ndarray:
         """Special register values (PTX ISA 9.0 chapter 10) for lanes ``sel``."""
         name, comp = op.name, op.comp
+        if comp == "w" and name in ("tid", "ntid", "ctaid", "nctaid"):
+            # PTX ISA 9.0 ch. 10 (%tid, %ntid, %ctaid, %nctaid): "the fourth element is unused and always returns zero"
+            return np.zeros(self.count(sel), np.uint32)
         xyz = "xyz".index(comp) if comp in ("x", "y", "z") else 0
 
         def pick(a):
@@ -584,5 +635,5 @@ _HANDLERS = {
     Kind.BAR: _bar, Kind.FENCE: _fence,
     Kind.LD: memops.load, Kind.ST: memops.store, Kind.ATOM: memops.atomic,
     Kind.SHFL: warpops.shfl, Kind.VOTE: warpops.vote, Kind.ACTIVEMASK: warpops.activemask,
-    Kind.MMA: warpops.mma,
+    Kind.MMA: warpops.mma, Kind.CPASYNC: asyncops.cp_async, Kind.WGMMA: asyncops.wgmma,
 }

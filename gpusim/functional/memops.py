@@ -23,7 +23,7 @@ from isa import fp, mma
 from isa.ir import Addr, Instr, Reg, Sym, Vec
 from isa.types import TYPES
 
-__all__ = ["Access", "load", "ldmatrix", "store", "atomic", "state_space", "effective_addresses"]
+__all__ = ["Access", "load", "ldmatrix", "stmatrix", "store", "atomic", "state_space", "effective_addresses"]
 
 _SPACES = ("global", "shared", "local", "param", "const")
 
@@ -324,8 +324,52 @@ def ldmatrix(ex: Executor, ins: Instr, sel) -> None:
     ex.advance(sel, ins.index + 1)
 
 
+def stmatrix(ex: Executor, ins: Instr, sel) -> None:
+    """``stmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 [a], r``: the inverse of
+    :func:`ldmatrix` (PTX ISA 9.0 stmatrix): lanes ``8j .. 8j+7`` give the 16-byte-aligned addresses
+    of the rows of matrix ``j``, and each lane's fragment values are stored where ldmatrix would have
+    loaded them from (:func:`isa.mma.stmatrix_layout`). The warp's lanes must all execute it.
+    Counted and timed as a shared store of 16 bytes per address lane."""
+    g = ex.guarded(ins, sel)
+    if g is None or g.size:
+        addr, src = ins.operands
+        lanes = np.arange(ex.T) if g is None else g
+        check_members(ex, ins, lanes, np.full(lanes.size, 0xFFFFFFFF, np.uint32))
+        n_mat = 4 if ins.has("x4") else 2 if ins.has("x2") else 1
+        space = state_space(ins)
+        a_all = np.zeros(ex.T, np.uint64)
+        a_all[lanes] = effective_addresses(ex, ins, addr, g)
+        warps = np.unique(lanes >> 5)
+        srcl = (warps[:, None] * 32 + np.arange(8 * n_mat)[None, :]).reshape(-1)   # the address lanes
+        srcl = srcl[srcl < ex.T]
+        a = a_all[srcl]
+        check_aligned(a, 16, space)
+        table = np.zeros((warps.size, 32, 8), np.uint16)
+        lay = mma.stmatrix_layout(n_mat, ins.has("trans"))                          # (32, n, 2, 2)
+        row = np.searchsorted(warps, lanes >> 5)
+        ln = lanes & 31
+        for j, r in enumerate(src.items if isinstance(src, Vec) else (src,)):
+            v = ex.read(r, "b32", g).astype(np.uint32)
+            table[row, lay[ln, j, 0, 0], lay[ln, j, 0, 1]] = (v & np.uint32(0xFFFF)).astype(np.uint16)
+            table[row, lay[ln, j, 1, 0], lay[ln, j, 1, 1]] = (v >> np.uint32(16)).astype(np.uint16)
+        wrow = np.searchsorted(warps, srcl >> 5)
+        rows = table[wrow, srcl & 31]                                               # (address lanes, 8)
+        u16 = np.dtype(np.uint16)
+        writes = []
+        for k in range(8):
+            writes.extend((view, idx, rows[:, k] if sub is None else rows[sub, k])
+                          for view, idx, sub in _parts(ex, space, a + np.uint64(2 * k), srcl, u16))
+        _account(ex, ins.index, "st", space, a, srcl, 16)
+        for view, idx, vals in writes:
+            view[idx] = vals
+    ex.advance(sel, ins.index + 1)
+
+
 def store(ex: Executor, ins: Instr, sel) -> None:
-    """``st``: memory[a] = b. All lanes are checked before anything is written."""
+    """``st``: memory[a] = b. All lanes are checked before anything is written; ``stmatrix`` goes to
+    :func:`stmatrix`."""
+    if ins.op == "stmatrix":
+        return stmatrix(ex, ins, sel)
     g = ex.guarded(ins, sel)
     if g is None or g.size:
         addr, src = ins.operands

@@ -59,14 +59,16 @@ def immediate(imm: Imm, ty: str, n: int) -> np.ndarray:
 
     Integer literals wrap to the type width; ``0f``/``0d`` literals are raw
     IEEE bits (PTX ISA 9.0 §4.5.1) converted to ``ty`` if it is another float
-    type; decimal floats are rounded to ``ty``.
+    type, and kept as bits for the bit type of their width (``mov.b32 %r1, 0f3F800000``,
+    which LLVM writes for float constants: 0x3F800000); decimal floats are rounded to ``ty``.
     """
     t = TYPES[ty]
     v = imm.value
     if imm.bits_of is not None:
         fmt = ("<I", "<f") if imm.bits_of == "f32" else ("<Q", "<d")
         fval = struct.unpack(fmt[1], struct.pack(fmt[0], v))[0]
-        if t.is_float and t.bits == (32 if imm.bits_of == "f32" else 64) and ty in ("f32", "f64"):
+        width = 32 if imm.bits_of == "f32" else 64
+        if t.bits == width and (ty in ("f32", "f64") or t.kind == "b"):
             return np.full(n, v, raw_dtype(t.bits)).view(t.dtype)
         v = fval
     if t.kind == "pred":

@@ -41,6 +41,7 @@ from typing import NamedTuple
 import numpy as np
 
 from gpusim.functional import engine as _engine
+from gpusim.functional import watchdog as _watchdog
 from gpusim.functional.engine import ChunkExecutor, Grid
 from gpusim.functional.memops import Access
 from gpusim.functional.memory import GlobalMemory, MemoryFault
@@ -106,6 +107,11 @@ class CTAStepper(ChunkExecutor):
     of CTA ``block + w // warps_per_block``.
     """
 
+    #: Called with no argument each time the warps run ahead (the timing launch's watchdog,
+    #: :meth:`gpusim.timing.gpu.Launch.watch`, which looks at the time and returns at once
+    #: when it is not due); ``None``: nothing is called.
+    on_run_ahead = None
+
     def __init__(self, kernel: Kernel, grid: Grid, block: int, params: np.ndarray, memory: GlobalMemory,
                  dynamic_shared: int, counters: tuple[np.ndarray, np.ndarray], stats: "collections.Counter[str]",
                  sm_count: int, max_warps: int, smid: int, warp_slot0: int, clock, n_blocks: int = 1):
@@ -117,10 +123,13 @@ class CTAStepper(ChunkExecutor):
         self.n_warps = n_blocks * grid.warps_per_block
         self.queued: list[deque[tuple]] = [deque() for _ in range(self.n_warps)]  # Step-ordered tuples
         self.batchable = np.append(_batchable(kernel), True)  # index n: the kernel's end
+        #: Per PC: a warpgroup-collective instruction (wgmma.mma_async), run for whole warpgroups only.
+        self.collective = np.array([i.spec.kind is Kind.WGMMA for i in kernel.instrs] + [False], np.bool_)
         self.by_warp = self.pcs.reshape(-1, 32)
         self.live_by_warp = self.live.reshape(-1, 32)
         self.started = np.zeros(self.n_warps, np.bool_)
         self.qlen = np.zeros(self.n_warps, np.int64)  # len(queued[w]), kept as an array
+        self.ran = 0  # warp instructions executed (batches), for the watchdog
 
     def start(self, cta: int) -> int:
         """Let the warps of the group's CTA ``cta`` (0-based in the group) run: a CTA not started
@@ -157,34 +166,65 @@ class CTAStepper(ChunkExecutor):
             pc = int(self.by_warp[w].min())
             if self.batchable[min(pc, len(self.batchable) - 1)]:
                 self._run_ahead()
+                if not q:  # a wgmma waits for a warp of its warpgroup whose queue is full: let that one run on
+                    self._run_ahead(cap=None)
+                if not q:  # its warpgroup cannot come together: the handler reports which warps are missing
+                    self._step_batch(pc, np.array([w]))
             else:
                 self._step_batch(pc, np.array([w]))
         self.qlen[w] -= 1
         return q.popleft()
 
-    def _run_ahead(self) -> None:
-        """Run every warp of the group up to its next non-batchable instruction (or
-        :data:`MAX_AHEAD` queued outcomes), lowest PC first, each PC once for all
-        the warps at it; queue the outcomes."""
+    def _run_ahead(self, cap: int | None = MAX_AHEAD) -> None:
+        """Run every warp of the group up to its next non-batchable instruction (or ``cap``
+        queued outcomes, ``None``: no bound), lowest PC first, each PC once for all the warps at
+        it; queue the outcomes. A warpgroup-collective instruction (``wgmma.mma_async``) runs
+        only for whole warpgroups: all live warps of the group at it, whatever their queues hold,
+        and not before a live warp of the group that is behind has caught up."""
+        if self.on_run_ahead is not None:
+            self.on_run_ahead()
         by_warp = self.by_warp
         n = len(self.instrs)
         may_run = self.batchable
         wpc = by_warp.min(axis=1)
+        blocked = np.zeros(self.n_warps, np.bool_)
         while True:
-            cand = may_run[np.minimum(wpc, n)] & self.started & (wpc != DONE) & (self.qlen < MAX_AHEAD)
+            cand = may_run[np.minimum(wpc, n)] & self.started & (wpc != DONE) & ~blocked
+            if cap is not None:
+                cand &= self.qlen < cap
             if not cand.any():
                 return
             pc = int(wpc[cand].min())
             warps = np.flatnonzero(cand & (wpc == pc))
+            if self.collective[pc]:
+                warps, behind = self._warpgroups_at(pc, wpc)
+                if behind.size:
+                    blocked[behind] = True
+                    continue
             if self._step_batch(pc, warps):
                 wpc = by_warp.min(axis=1)  # a barrier or an exit may have moved other warps
             else:
                 wpc[warps] = by_warp[warps].min(axis=1)
 
+    def _warpgroups_at(self, pc: int, wpc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For a warpgroup-collective ``pc``: (the started warps at ``pc`` whose warpgroup's live warps
+        are all there, the warps at ``pc`` whose warpgroup has a live warp elsewhere)."""
+        at = np.flatnonzero(self.started & (wpc == pc))
+        wpb = self.grid.warps_per_block
+        first = (at // wpb) * wpb + (at % wpb) // 4 * 4
+        live = self.live_by_warp.any(axis=1)
+        ok = np.ones(at.size, np.bool_)
+        for f in np.unique(first).tolist():
+            members = np.arange(f, min(f + 4, (f // wpb + 1) * wpb))
+            if (live[members] & (wpc[members] != pc)).any():
+                ok[first == f] = False
+        return at[ok], at[~ok]
+
     def _step_batch(self, pc: int, warps: np.ndarray) -> bool:
         """Execute ``pc`` for the lanes at it of the warps ``warps`` (ascending indices); queue
         the outcomes. Returns whether warps other than those may have moved (barriers, exits)."""
         by_warp = self.by_warp
+        self.ran += 1
         rows = by_warp[warps] == pc
         r, c = np.nonzero(rows)
         sel = warps[r] * 32 + c
@@ -213,6 +253,8 @@ class CTAStepper(ChunkExecutor):
                 _engine._HANDLERS[kind](self, ins, sel)
         except MemoryFault as f:
             raise self._fault(ins, sel, f) from None
+        if self.impure[pc]:
+            _watchdog.EPOCH.n += 1
         if kind is Kind.EXIT:
             exited = (live_before - np.count_nonzero(self.live_by_warp[warps], axis=1)).tolist()
         waits = (active == live_before).tolist() if kind is Kind.BAR else repeat(False)

@@ -46,10 +46,10 @@ from gpusim.sass import KernelSass
 from isa.ir import Addr, Instr, Kernel, PredPair, Reg, Vec
 from isa.opcodes import Kind
 
-__all__ = ["Timed", "decode", "EXIT"]
+__all__ = ["Timed", "decode", "EXIT", "wgmma_steps"]
 
 #: Kinds whose first operand is a destination register.
-_WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK, Kind.MMA}
+_WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK, Kind.MMA, Kind.WGMMA}
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +209,8 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     if ins.guard is not None:
         reads.append(ins.guard.name)
     space = state_space(ins) if kind in (Kind.LD, Kind.ST, Kind.ATOM) else ""
+    if ins.op == "cp.async":
+        space = "global"  # LDGSTS: an L1TEX global request (its shared store is booked with it)
     spec = cfg.sm.units[unit]
     if space in ("global", "local", "generic"):
         reason = "long_scoreboard"
@@ -252,10 +254,23 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
                 reason = "short_scoreboard"
         elif len(sass_ops) == 1:
             latency = sass_latency(sass_ops[0], cfg, latency)
+    if kind is Kind.WGMMA:
+        # ASSUMED: a warp's share of wgmma.m64nNk16 (16 x N x 16) runs as N/8 m16n8k16 steps back to back on
+        # its sub-partition's tensor pipe, each at the pipe's measured mma.sync interval; its D is ready a
+        # pipe latency after the last step starts (the H100's dense-f16 peak, 1024 flop/cycle/SMSP, would be
+        # 4 cycles a step against mma.sync's measured 6).
+        steps = wgmma_steps(ins)
+        latency = spec.latency + (steps - 1) * spec.issue_interval
+        interval = steps * spec.issue_interval
     if (ins.op == "setp" or ins.ty == "pred") and latency and not micro:
         latency = max(latency, cfg.sm.predicate_latency or 0)
     return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(reads + writes)),
                  tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width, micro)
+
+
+def wgmma_steps(ins: Instr) -> int:
+    """The m16n8k16 steps of one warp's share of a ``wgmma.mma_async.m64nNk16``: N / 8."""
+    return int(next(m for m in ins.mods if m.startswith("m64n"))[4:-3]) // 8
 
 
 def decode(kernel: Kernel, cfg: GPUConfig, sass: KernelSass | None = None) -> list[Timed]:

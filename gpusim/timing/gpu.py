@@ -28,7 +28,9 @@ from gpusim.errors import KernelFault
 from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, memory_counters, split_counters
 from gpusim.functional.memory import GlobalMemory
+from gpusim.functional.warpstep import DONE as _DONE
 from gpusim.functional.warpstep import CTAStepper, cta_specific
+from gpusim.functional.watchdog import Watchdog, checkable, fingerprint
 from gpusim.occupancy import OccupancyResult, launch_carveout
 from gpusim.sass import KernelSass
 from gpusim.timing.decode import decode
@@ -47,6 +49,8 @@ _IN_ORDER = (Kind.BRA, Kind.EXIT, Kind.BAR, Kind.FENCE)
 GROUP_THREADS = 8192
 #: Nsight Compute name of the warp-state sample count of a stall reason.
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
+#: Cycles the SimPy run advances between two looks of the watchdog (host-side; no timing effect).
+WATCH_CYCLES = 4096
 
 
 class Launch:
@@ -111,6 +115,9 @@ class Launch:
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
         self.groups: dict[int, CTAStepper] = {}
         self.retired = 0
+        self.started = 0  # CTAs made resident so far
+        self.watchdog = Watchdog(checkable(kernel))
+        self.first_wave = None  # the dispatcher's first-wave process, once the run starts
         self.done = self.env.event()
         # CTAs go to SMs in SM order first, so SMs beyond the grid's CTA count never get one.
         self.sms = [SM(self, i) for i in range(min(cfg.sm_count, self.dispatcher.limit))]
@@ -129,6 +136,7 @@ class Launch:
             stepper = CTAStepper(self.kernel, self.grid, first, self.params, self.memory, self.dynamic_shared,
                                  self.counters, self.stats, self.gpu_sms, self.cfg.sm.max_warps, sm.index,
                                  slot0, lambda: self.env.now, n_blocks=n)
+            stepper.on_run_ahead = self.watch
             self.groups[first] = stepper
         return stepper, stepper.start(b - first)
 
@@ -138,6 +146,7 @@ class Launch:
             self.on_dispatch(b)
         wpb = self.grid.warps_per_block
         slots, sm.free_slots = sm.free_slots[:wpb], sm.free_slots[wpb:]
+        self.started += 1
         stepper, base = self._stepper(b, sm, slots[0])
         sm.add_cta(CTA(b, stepper, base, self.grid.threads_per_block, sm, slots), now)
 
@@ -155,24 +164,61 @@ class Launch:
     def run(self) -> int:
         """Simulate to the end; return the cycles the kernel took.
 
+        The run advances :data:`WATCH_CYCLES` at a time; between two, the watchdog
+        (:mod:`gpusim.functional.watchdog`) may fingerprint the functional state of every resident
+        CTA and stop a launch whose state repeats with no memory written in between.
+
         Raises:
-            gpusim.errors.KernelFault: a functional fault, a deadlock, or more than ``max_cycles`` cycles.
+            gpusim.errors.KernelFault: a functional fault, a deadlock, an endless loop, or more than
+                ``max_cycles`` cycles.
         """
-        self.env.process(self.dispatcher.first_wave(self.sms))
-        limit = self.env.timeout(self.max_cycles)
-        try:
-            self.env.run(until=self.done | limit)
-        except RuntimeError as exc:  # SimPy: no events left although CTAs remain
-            if "until" not in str(exc):
-                raise
-            self._stuck("deadlock: no warp can ever issue again")
-        if not self.done.triggered:
-            self._stuck(f"no completion after {self.max_cycles} cycles; it is probably stuck in a loop "
-                        f"(raise gpusim.Device(max_cycles=...) if the kernel is just long)")
+        self.first_wave = self.env.process(self.dispatcher.first_wave(self.sms))
+        limit_at = self.env.now + self.max_cycles
+        while not self.done.triggered:
+            if self.env.now >= limit_at:
+                self._stuck(f"watchdog: no completion after {self.max_cycles:,} cycles (max_cycles); it is "
+                            f"probably stuck in a loop", limit="max_cycles")
+            self.watch()
+            if self.env.peek() == float("inf"):  # no event left although CTAs remain
+                self._stuck("deadlock: no warp can ever issue again", limit=None)
+            until = min(limit_at, self.env.now + WATCH_CYCLES)
+            self.env.run(until=self.done | self.env.timeout(until - self.env.now))
         # The kernel completes once its last CTA has retired and its last write is performed.
         return max(int(self.env.now), int(np.ceil(self.mem.writes_done)))
 
-    def _stuck(self, why: str):
+    def watch(self) -> None:
+        """The watchdog (:mod:`gpusim.functional.watchdog`), called between slices of the run and
+        whenever a stepper runs ahead: when due, fingerprint the functional state of every resident
+        CTA, and raise when it repeats with no memory written in between (once the first wave is
+        dispatched, every CTA reserved has started, and no warp has an exit, a barrier or a store
+        queued that its SM has not issued yet)."""
+        watchdog = self.watchdog
+        if not watchdog.due() or self.first_wave is None or not self.first_wave.triggered \
+                or self.started != self.dispatcher.next_block:
+            return
+        t0 = time.perf_counter()
+        steppers = {id(c.stepper): c.stepper for sm in self.sms for c in sm.ctas}
+        h = None
+        for st in sorted(steppers.values(), key=lambda st: st.first_block):
+            h = fingerprint(st, h)
+            h.update(repr((st.first_block, self.retired, self.started)).encode())
+        if h is None:
+            return
+        # Each stepper with a warp that can run must have run since: one that stood still (its warps'
+        # queues full while their SM catches up) proves nothing about where it goes next.
+        progress = tuple(st.ran if (st.started & st.live_by_warp.any(axis=1)
+                                    & (st.by_warp.min(axis=1) != _DONE)).any() else None
+                         for st in sorted(steppers.values(), key=lambda st: st.first_block))
+        if not watchdog.seen(None, h.digest(), progress, time.perf_counter() - t0):
+            return
+        for st in steppers.values():
+            for q in st.queued:
+                if any(t[1] is None or st.impure[t[0]] for t in q):
+                    return
+        self._stuck("watchdog: endless loop: the state of every resident thread (PCs, registers) repeats with no "
+                    "memory written in between, so the kernel can never finish", limit=None)
+
+    def _stuck(self, why: str, limit: str | None = "max_cycles"):
         waiting = []
         for sm in self.sms:
             for cta in sm.ctas:
@@ -180,10 +226,14 @@ class Launch:
                     if not w.done:
                         ins = self.kernel.instrs[min(int(w.timed.pc), len(self.kernel.instrs) - 1)]
                         state = "at bar.sync" if w.waiting else "running"
-                        waiting.append(f"block {self.grid.block_coords(cta.block)} warp {w.wid} {state} "
-                                       f"(PTX line {ins.loc.line}: {ins.to_ptx()})")
-        shown = "; ".join(waiting[:8]) + (f"; and {len(waiting) - 8} more" if len(waiting) > 8 else "")
-        raise KernelFault(f"kernel {self.kernel.name}: {why}. Warps resident at cycle {int(self.env.now)}: {shown}")
+                        waiting.append(f"block {self.grid.block_coords(cta.block)} warp {w.wid} {state} at "
+                                       f"{ins.loc.file}:{ins.loc.line} '{ins.to_ptx()}'")
+        shown = "; ".join(waiting[:8]) + (f"; and {len(waiting) - 8} more" if len(waiting) > 8 else "") or (
+            f"none yet (a launch takes {self.cfg.launch_overhead_cycles} cycles before its first CTA starts)")
+        hint = (f". If the kernel is just long, raise the limit: gpusim.Device({limit}=N) or 'gpusim run "
+                f"--{limit.replace('_', '-')} N' (0 = unlimited)" if limit else "")
+        raise KernelFault(f"kernel {self.kernel.name}: {why}. Warps resident at cycle {int(self.env.now)}: "
+                          f"{shown}{hint}")
 
     # ---------------------------------------------------------------- metrics
     def stall_array(self) -> np.ndarray:

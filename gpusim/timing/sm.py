@@ -183,7 +183,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event")
+                 "event", "cp_open", "cp_groups")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -201,6 +201,8 @@ class Warp:
         self.expansion: Timed | None = None  # an expansion whose SASS it is issuing (Timed.micro)
         self.micro_i = 0  # the index in expansion.micro of the SASS it issues next
         self.event: tuple[list, int] | None = None  # the expansion's stall segments so far and its active threads
+        self.cp_open = 0.0  # when the cp.async copies issued since the last commit_group complete
+        self.cp_groups: list[float] = []  # when each committed, not yet waited-for cp.async group completes
 
 
 class Scheduler:
@@ -419,6 +421,11 @@ class SM:
             if 0 < taken < active:
                 launch.divergent_branches += 1
             floor = max(floor, now + timed.latency)
+        why = "branch_resolving" if kind is Kind.BRA else "wait"
+        if kind is Kind.CPASYNC:
+            t = self._cp_async(w, launch.kernel.instrs[timed.pc], done)
+            if t > floor:
+                floor, why = t, "long_scoreboard"
         if timed.micro:  # an expansion: its other SASS issue one by one (_issue_micro), then its results
             w.expansion, w.micro_i = timed, 0
             if segs is not None:
@@ -460,8 +467,33 @@ class SM:
             w.waiting = True
             w.dep_ready, w.dep_reason = INF, "barrier"
             return slots
-        self._next(w, floor, "branch_resolving" if kind is Kind.BRA else "wait")
+        self._next(w, floor, why)
         return slots
+
+    @staticmethod
+    def _cp_async(w: Warp, ins, done: float) -> float:
+        """Book a ``cp.async`` family instruction of ``w`` (PTX ISA 9.0 cp.async.commit_group /
+        wait_group): a copy completes at ``done`` (its global load and shared store, booked by
+        :meth:`_memory`); ``commit_group`` closes the copies since the last one into a group;
+        ``wait_group N`` returns when every group but the ``N`` most recent has completed, and
+        ``wait_all`` when every copy has. Returns the cycle the warp may go on (0: at once)."""
+        op = ins.op
+        if op == "cp.async":
+            w.cp_open = max(w.cp_open, done)
+            return 0.0
+        if op == "cp.async.commit_group":
+            w.cp_groups.append(w.cp_open)
+            w.cp_open = 0.0
+            return 0.0
+        groups = w.cp_groups
+        if op == "cp.async.wait_all":
+            t = max(groups + [w.cp_open])
+            w.cp_groups, w.cp_open = [], 0.0
+            return t
+        keep = int(ins.operands[0].value)
+        old = groups[:max(len(groups) - keep, 0)]
+        w.cp_groups = groups[len(old):]
+        return max(old, default=0.0)
 
     def _issue_micro(self, w: Warp, now: int, segs: list | None) -> int:
         """Issue the next SASS instruction of the expansion ``w`` is in (:attr:`Timed.micro`: its

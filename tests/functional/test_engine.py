@@ -62,7 +62,8 @@ def test_divergent_barrier_is_reported(dev, kernels):
 def test_a_spinning_kernel_stops_with_a_clear_error(kernels):
     with gpusim.Device("h100", max_steps=1000):
         k = kernels("control").get_function("spin")
-        with pytest.raises(KernelFault, match=r"spin: no completion after 1000 instruction steps.*PTX line 120"):
+        with pytest.raises(KernelFault, match=r"spin: watchdog: no completion after 1,000 instruction steps "
+                                              r"\(max_steps\).*control.ptx:120 "):
             k((1,), (32,), (gpusim.zeros(1, np.uint32),))
 
 

@@ -98,9 +98,8 @@ def test_a_block_register_is_unknown_after_its_block():
     ("txq.width.b32 %r1, [%rd1];", "txq.width.b32"),
     ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r1, %r2}], [%r3];",
      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"),
-    ("wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%f1, %f2, %f3, %f4}, %rd1, %rd2, 1, 1, 1, 0, 0;",
-     "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16"),
-    ("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%r1], {%r1, %r2, %r3, %r4};", "stmatrix.sync.aligned.m8n8.x4.shared.b16"),
+    ("elect.sync %r1|%p1, 0xffffffff;", "elect.sync"),
+    ("setmaxnreg.inc.sync.aligned.u32 240;", "setmaxnreg.inc.sync.aligned.u32"),
     ("movmatrix.sync.aligned.m8n8.trans.b16 %r1, %r2;", "movmatrix.sync.aligned.m8n8.trans.b16"),
     ("mbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], %r2;", "mbarrier.try_wait.parity.shared::cta.b64"),
 ])

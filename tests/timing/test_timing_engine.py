@@ -74,8 +74,9 @@ def test_spin_loop_stops_at_the_cycle_limit_naming_warps_and_lines():
     with pytest.raises(KernelFault) as e:
         _launch("spin", 2, 64, max_cycles=3000)
     msg = str(e.value)
-    assert "kernel spin: no completion after 3000 cycles" in msg
-    assert "block (1, 0, 0) warp 1 running (PTX line" in msg and "add.s32 %r1, %r1, 1;" in msg
+    assert "kernel spin: watchdog: no completion after 3,000 cycles (max_cycles)" in msg
+    assert "block (1, 0, 0) warp 1 running at " in msg and "timing.ptx:" in msg and "add.s32 %r1, %r1, 1;" in msg
+    assert "gpusim.Device(max_cycles=N) or 'gpusim run --max-cycles N' (0 = unlimited)" in msg
 
 
 def test_a_block_that_cannot_fit_fails_like_cuda():
