@@ -198,6 +198,9 @@ class CTAStepper(ChunkExecutor):
             warps = np.flatnonzero(cand & (wpc == pc))
             if self.collective[pc]:
                 warps, behind = self._warpgroups_at(pc, wpc)
+                # only candidates wait: blocking a warp that is no candidate (its queue is full) changes
+                # nothing, and the loop would come back to the same pc for ever
+                behind = behind[cand[behind]]
                 if behind.size:
                     blocked[behind] = True
                     continue

@@ -20,7 +20,7 @@ import io
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -71,18 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=1)
     a = p.parse_args(argv)
     truth = gpu_cycles(a.ncu_csv)
-    with ProcessPoolExecutor(a.jobs) as pool:
-        futures = {c: pool.submit(simulate, c, a.gpu, a.config_overrides, not a.no_sampling) for c in a.cases}
-        sims = {c: f.result() for c, f in futures.items()}
     rows = []
-    for c in a.cases:
-        err = sims[c]["cycles"] / truth[c]["cycles"] - 1
-        rows.append({"case": c, "gpu_cycles": truth[c]["cycles"], "gpusim_cycles": sims[c]["cycles"],
-                     "error_pct": round(100 * err, 1), "timed": sims[c]["timed"],
-                     "host_seconds": sims[c]["host_seconds"]})
-        print(f"{c:18s} GPU {truth[c]['cycles']:>11,.0f}  gpusim {sims[c]['cycles']:>11,.0f}  {100 * err:+6.1f} %  "
-              f"({sims[c]['host_seconds']} s; {sims[c]['timed']})")
-    a.out.write_text(json.dumps({"gpu_config": a.gpu, "overrides": a.config_overrides, "rows": rows}, indent=1))
+    with ProcessPoolExecutor(a.jobs) as pool:
+        futures = {pool.submit(simulate, c, a.gpu, a.config_overrides, not a.no_sampling): c for c in a.cases}
+        for f in as_completed(futures):  # each row printed and written as soon as it is done
+            c, sim = futures[f], f.result()
+            err = sim["cycles"] / truth[c]["cycles"] - 1
+            rows.append({"case": c, "gpu_cycles": truth[c]["cycles"], "gpusim_cycles": sim["cycles"],
+                         "error_pct": round(100 * err, 1), "timed": sim["timed"], "host_seconds": sim["host_seconds"]})
+            print(f"{c:18s} GPU {truth[c]['cycles']:>11,.0f}  gpusim {sim['cycles']:>11,.0f}  {100 * err:+6.1f} %  "
+                  f"({sim['host_seconds']} s; {sim['timed']})", flush=True)
+            a.out.write_text(json.dumps({"gpu_config": a.gpu, "overrides": a.config_overrides, "rows": rows},
+                                        indent=1))
     mae = sum(abs(r["error_pct"]) for r in rows) / len(rows)
     print(f"MAE {mae:.1f} % over {len(rows)} launches; within 15 %: {sum(abs(r['error_pct']) <= 15 for r in rows)}")
     return 0
