@@ -185,6 +185,19 @@ def _broadcast(arr: ndarray, shape: tuple[int, ...]) -> ndarray:
     return asarray(np.ascontiguousarray(np.broadcast_to(arr.get(), shape)))
 
 
+def _prepare(k, args: Sequence[Any]) -> tuple[list, dict[str, np.dtype], list[ndarray]]:
+    """What both kernel kinds do first with a call's arguments: check their count (the inputs, then
+    optionally every output), copy host arrays to the device and bind the type placeholders. Returns
+    (the arguments, placeholder -> dtype, the non-raw input arrays)."""
+    nin, nout = len(k.in_params), len(k.out_params)
+    if len(args) not in (nin, nin + nout):
+        raise GpusimError(f"{type(k).__name__} {k.name} takes {nin} input(s) and optionally {nout} output(s), "
+                          f"got {len(args)} argument(s)")
+    args = [_to_device(a) for a in args]
+    types = _bind(k.in_params + k.out_params[:len(args) - nin], args, k.name)
+    return args, types, [a for p, a in zip(k.in_params, args) if isinstance(a, ndarray) and not p.raw]
+
+
 class _Compiled:
     """A generated source compiled once per (source, options) and device architecture."""
 
@@ -242,14 +255,8 @@ class ElementwiseKernel:
         self._compiled = _Compiled()
 
     def __call__(self, *args, size: int | None = None, block_size: int | None = None, stream=None):
-        nin, nout = len(self.in_params), len(self.out_params)
-        if len(args) not in (nin, nin + nout):
-            raise GpusimError(f"ElementwiseKernel {self.name} takes {nin} input(s) and optionally {nout} output(s), "
-                              f"got {len(args)} argument(s)")
-        args = [_to_device(a) for a in args]
-        params = self.in_params + self.out_params[:len(args) - nin]
-        types = _bind(params, args, self.name)
-        arrays = [a for p, a in zip(self.in_params, args) if isinstance(a, ndarray) and not p.raw]
+        nin = len(self.in_params)
+        args, types, arrays = _prepare(self, args)
         if arrays:
             shape = _broadcast_shape(arrays, f"ElementwiseKernel {self.name}")
         elif size is not None:
@@ -357,14 +364,8 @@ class ReductionKernel:
         self._compiled = _Compiled()
 
     def __call__(self, *args, axis=None, keepdims: bool = False, stream=None):
-        nin, nout = len(self.in_params), len(self.out_params)
-        if len(args) not in (nin, nin + nout):
-            raise GpusimError(f"ReductionKernel {self.name} takes {nin} input(s) and optionally {nout} output(s), "
-                              f"got {len(args)} argument(s)")
-        args = [_to_device(a) for a in args]
-        params = self.in_params + self.out_params[:len(args) - nin]
-        types = _bind(params, args, self.name)
-        arrays = [a for p, a in zip(self.in_params, args) if isinstance(a, ndarray) and not p.raw]
+        nin = len(self.in_params)
+        args, types, arrays = _prepare(self, args)
         if not arrays:
             raise GpusimError(f"ReductionKernel {self.name}: no input array to reduce")
         shape = _broadcast_shape(arrays, f"ReductionKernel {self.name}")

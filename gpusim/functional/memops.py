@@ -282,6 +282,24 @@ def load(ex: Executor, ins: Instr, sel) -> None:
     ex.advance(sel, ins.index + 1)
 
 
+def _matrix_rows(ex: Executor, ins: Instr, addr, g):
+    """What ldmatrix and stmatrix share: the warp's lanes (all must execute it, as for shfl.sync),
+    the matrix count (``.x1/.x2/.x4``), the state space, the warps, the address lanes ``8j .. 8j+7``
+    of each warp (matrix ``j``'s rows) and their 16-byte-aligned addresses."""
+    lanes = np.arange(ex.T) if g is None else g
+    check_members(ex, ins, lanes, np.full(lanes.size, 0xFFFFFFFF, np.uint32))
+    n_mat = 4 if ins.has("x4") else 2 if ins.has("x2") else 1
+    space = state_space(ins)
+    a_all = np.zeros(ex.T, np.uint64)
+    a_all[lanes] = effective_addresses(ex, ins, addr, g)
+    warps = np.unique(lanes >> 5)
+    rows = (warps[:, None] * 32 + np.arange(8 * n_mat)[None, :]).reshape(-1)
+    rows = rows[rows < ex.T]
+    a = a_all[rows]
+    check_aligned(a, 16, space)
+    return lanes, n_mat, space, warps, rows, a
+
+
 def ldmatrix(ex: Executor, ins: Instr, sel) -> None:
     """``ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}{.shared{::cta}}.b16 d, [a]``: lanes
     ``8j .. 8j+7`` of each warp give the 16-byte-aligned addresses of the rows of matrix ``j``;
@@ -291,17 +309,7 @@ def ldmatrix(ex: Executor, ins: Instr, sel) -> None:
     g = ex.guarded(ins, sel)
     if g is None or g.size:
         dst, addr = ins.operands
-        lanes = np.arange(ex.T) if g is None else g
-        check_members(ex, ins, lanes, np.full(lanes.size, 0xFFFFFFFF, np.uint32))
-        n_mat = 4 if ins.has("x4") else 2 if ins.has("x2") else 1
-        space = state_space(ins)
-        a_all = np.zeros(ex.T, np.uint64)
-        a_all[lanes] = effective_addresses(ex, ins, addr, g)
-        warps = np.unique(lanes >> 5)
-        src = (warps[:, None] * 32 + np.arange(8 * n_mat)[None, :]).reshape(-1)     # the address lanes
-        src = src[src < ex.T]
-        a = a_all[src]
-        check_aligned(a, 16, space)
+        lanes, n_mat, space, warps, src, a = _matrix_rows(ex, ins, addr, g)
         _account(ex, ins.index, "ld", space, a, src, 16)
         rows = np.zeros((src.size, 8), np.uint16)
         u16 = np.dtype(np.uint16)
@@ -333,17 +341,7 @@ def stmatrix(ex: Executor, ins: Instr, sel) -> None:
     g = ex.guarded(ins, sel)
     if g is None or g.size:
         addr, src = ins.operands
-        lanes = np.arange(ex.T) if g is None else g
-        check_members(ex, ins, lanes, np.full(lanes.size, 0xFFFFFFFF, np.uint32))
-        n_mat = 4 if ins.has("x4") else 2 if ins.has("x2") else 1
-        space = state_space(ins)
-        a_all = np.zeros(ex.T, np.uint64)
-        a_all[lanes] = effective_addresses(ex, ins, addr, g)
-        warps = np.unique(lanes >> 5)
-        srcl = (warps[:, None] * 32 + np.arange(8 * n_mat)[None, :]).reshape(-1)   # the address lanes
-        srcl = srcl[srcl < ex.T]
-        a = a_all[srcl]
-        check_aligned(a, 16, space)
+        lanes, n_mat, space, warps, srcl, a = _matrix_rows(ex, ins, addr, g)
         table = np.zeros((warps.size, 32, 8), np.uint16)
         lay = mma.stmatrix_layout(n_mat, ins.has("trans"))                          # (32, n, 2, 2)
         row = np.searchsorted(warps, lanes >> 5)

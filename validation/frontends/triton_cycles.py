@@ -4,7 +4,7 @@ Reads ncu's CSV (``triton_on_gpu.py ncu`` under ``ncu --csv --page raw --metrics
 sm__cycles_elapsed.avg,gpu__time_duration.sum``; its rows of Triton kernels, in launch order, are the
 cases of :data:`validation.frontends.triton_kernels.LARGE`), runs each case on gpusim in timing mode
 (the default sampled engine; ``--no-sampling`` for every CTA) on the same inputs, and checks the outputs
-against the GPU's digests where the GPU run saved them. Writes ``OUT`` (JSON: per case the GPU's and
+against the GPU's digests (``--gpu-npz``, the npz of ``triton_on_gpu.py gpu``). Writes ``OUT`` (JSON: per case the GPU's and
 gpusim's ``sm__cycles_elapsed.avg``, the error, how the launch was timed, the host seconds) and prints a
 table. Needs ``gpusim[triton]``; no GPU.
 
@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import io
 import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+
+import numpy as np
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -56,8 +59,9 @@ def simulate(case: str, gpu: str, overrides: str | None, sampling: bool) -> dict
         outs = tk.empty_outputs(case, gpusim)
         res = tk.run_case(kernels, case, ins, outs)
     res = res[-1] if isinstance(res, (list, tuple)) else res
+    digests = {k: hashlib.sha256(np.ascontiguousarray(v.get()).tobytes()).hexdigest() for k, v in outs.items()}
     return {"cycles": float(res.metrics["sm__cycles_elapsed.avg"]), "timed": str(res.sampling or "detailed"),
-            "host_seconds": round(time.perf_counter() - t0, 1)}
+            "host_seconds": round(time.perf_counter() - t0, 1), "sha256": digests}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,17 +73,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config-overrides", default=None)
     p.add_argument("--no-sampling", action="store_true")
     p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--gpu-npz", type=Path, default=None, help="triton_on_gpu.py's npz: check the outputs' digests")
     a = p.parse_args(argv)
     truth = gpu_cycles(a.ncu_csv)
+    ref = np.load(a.gpu_npz) if a.gpu_npz else None
     rows = []
     with ProcessPoolExecutor(a.jobs) as pool:
         futures = {pool.submit(simulate, c, a.gpu, a.config_overrides, not a.no_sampling): c for c in a.cases}
         for f in as_completed(futures):  # each row printed and written as soon as it is done
             c, sim = futures[f], f.result()
             err = sim["cycles"] / truth[c]["cycles"] - 1
+            exact = None if ref is None else all(
+                bytes(ref[f"{c}/{k}.sha256"]).hex() == d for k, d in sim["sha256"].items())
             rows.append({"case": c, "gpu_cycles": truth[c]["cycles"], "gpusim_cycles": sim["cycles"],
-                         "error_pct": round(100 * err, 1), "timed": sim["timed"], "host_seconds": sim["host_seconds"]})
+                         "error_pct": round(100 * err, 1), "timed": sim["timed"], "host_seconds": sim["host_seconds"],
+                         "outputs_bit_exact": exact})
             print(f"{c:18s} GPU {truth[c]['cycles']:>11,.0f}  gpusim {sim['cycles']:>11,.0f}  {100 * err:+6.1f} %  "
+                  f"outputs {'bit-exact' if exact else 'DIFFER' if exact is False else 'unchecked'} "
                   f"({sim['host_seconds']} s; {sim['timed']})", flush=True)
             a.out.write_text(json.dumps({"gpu_config": a.gpu, "overrides": a.config_overrides, "rows": rows},
                                         indent=1))
