@@ -17,11 +17,24 @@ An experiment TOML file holds ``ptx`` (a ``.ptx`` file, or a ``.cu`` file of CUD
 by NVRTC; relative to the TOML file), ``kernel``,
 ``grid``, ``block``, optional ``shared_mem``, ``gpu``, ``seed``, ``[set]``
 (config overrides) and ``args`` (a list of the strings above).
+
+Instead of ``ptx`` (exactly one of the two), ``python`` names a Python file (relative to the TOML
+file) holding the ``@numba.cuda.jit`` or ``@triton.jit`` function ``kernel``; the file is imported
+by path and the front-end is told from the function object. A Numba kernel takes ``grid``,
+``block`` and ``shared_mem`` as above. A Triton kernel takes ``grid`` as its program grid and
+``[meta]``, its constexprs and launch options (``BLOCK_SIZE = 1024``, ``num_warps = 4``) passed by
+name; its block is ``32 * num_warps`` threads (``num_warps`` 4 if not given) and its dynamic shared
+memory is Triton's own, so ``block`` and ``shared_mem`` are refused. :func:`launcher_of` launches
+any of the three on gpusim (through :mod:`gpusim.frontends.numba` / :mod:`gpusim.frontends.triton`,
+which import numba-cuda / Triton only when such a file is used).
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import re
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +45,8 @@ import numpy as np
 import gpusim
 from gpusim.errors import GpusimError
 
-__all__ = ["ArgSpec", "parse_arg", "Experiment", "load_experiment", "build_args", "summarize"]
+__all__ = ["ArgSpec", "parse_arg", "Experiment", "load_experiment", "build_args", "summarize", "kernel_of",
+           "python_kernel", "launcher_of"]
 
 _DTYPES = {"s8": np.int8, "s16": np.int16, "s32": np.int32, "s64": np.int64, "u8": np.uint8, "u16": np.uint16,
            "u32": np.uint32, "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
@@ -113,9 +127,14 @@ def build_args(specs: list[ArgSpec], rng: np.random.Generator) -> tuple[list[Any
 
 @dataclass
 class Experiment:
-    """A kernel launch described in a TOML file."""
+    """A kernel launch described in a TOML file.
 
-    ptx: Path
+    ``ptx`` (a .ptx/.cu file) or ``python`` (a .py file) is set, the other None. ``frontend`` is
+    ``"ptx"``, ``"numba"`` or ``"triton"``; ``function`` the Numba dispatcher or Triton JITFunction
+    (None for ``"ptx"``); ``meta`` Triton's constexprs and launch options; ``block`` for Triton is
+    ``(32 * num_warps,)``."""
+
+    ptx: Path | None
     kernel: str
     grid: tuple[int, ...]
     block: tuple[int, ...]
@@ -124,6 +143,15 @@ class Experiment:
     gpu: str = "h100"
     seed: int = 0
     overrides: dict[str, Any] = field(default_factory=dict)
+    python: Path | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    frontend: str = "ptx"
+    function: Any = field(default=None, repr=False)
+
+    @property
+    def source(self) -> Path:
+        """The kernel file: ``ptx`` or ``python``."""
+        return self.python if self.python is not None else self.ptx  # type: ignore[return-value]
 
 
 def _dims(v, key: str, path: Path) -> tuple[int, ...]:
@@ -149,28 +177,123 @@ def kernel_of(xp: Any, path: str | Path, kernel: str) -> Any:
     return xp.RawModule(code=code, name_expressions=names).get_function(kernel)
 
 
-def load_experiment(path: str | Path) -> Experiment:
-    """Read an experiment TOML file; errors name the file and the key."""
+def python_kernel(path: str | Path, kernel: str, where: str | Path = "python_kernel()") -> tuple[str, Any]:
+    """Import the Python file ``path`` by path and return (``"numba"`` or ``"triton"``, its function
+    ``kernel``): a ``numba.cuda`` kernel dispatcher or a Triton ``JITFunction``. The module is registered
+    in ``sys.modules`` under a name made of the file's path (Triton reads the source with ``inspect``).
+
+    Raises GpusimError naming ``where`` (the TOML file) and the key ('python' or 'kernel') for a missing
+    or failing file, a missing function, or an object that is neither kind of kernel."""
+    path = Path(path)
+    if not path.is_file():
+        raise GpusimError(f"{where}: 'python': no such file {path}")
+    name = f"gpusim_experiment_{path.stem}_{hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:12]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    except Exception as exc:
+        del sys.modules[name]
+        raise GpusimError(f"{where}: 'python': importing {path} failed: {type(exc).__name__}: {exc}") from None
+    fn = getattr(module, kernel, None)
+    if fn is None:
+        found = sorted(k for k, v in vars(module).items() if _frontend_of(v))
+        raise GpusimError(f"{where}: 'kernel' = {kernel!r}: {path} has no such function (its "
+                          f"kernels: {', '.join(found) or 'none'})")
+    frontend = _frontend_of(fn)
+    if frontend is None:
+        raise GpusimError(f"{where}: 'kernel' = {kernel!r}: in {path} it is a {type(fn).__name__}, "
+                          f"not a @numba.cuda.jit or @triton.jit kernel")
+    return frontend, fn
+
+
+def _frontend_of(obj: Any) -> str | None:
+    """``"numba"`` for a numba.cuda dispatcher, ``"triton"`` for a Triton JITFunction, else None (neither
+    package is imported unless the object's class comes from it)."""
+    mod = type(obj).__module__ or ""
+    if mod.startswith("numba"):
+        from numba.cuda.dispatcher import CUDADispatcher
+
+        return "numba" if isinstance(obj, CUDADispatcher) else None
+    if mod.startswith("triton"):
+        from triton.runtime.jit import JITFunction
+
+        return "triton" if isinstance(obj, JITFunction) else None
+    return None
+
+
+def launcher_of(exp: Experiment):
+    """A callable ``launch(grid, block, args, shared_mem=0)`` running ``exp``'s kernel on the current
+    :class:`gpusim.Device` and returning its LaunchResult: the PTX/CUDA C file through
+    :func:`kernel_of`, a Numba kernel through :func:`gpusim.frontends.numba.kernel` (``k[grid, block, 0,
+    shared_mem](*args)``), a Triton kernel through :func:`gpusim.frontends.triton.jit` (``k[grid](*args,
+    **exp.meta)``; ``block`` and ``shared_mem`` are Triton's own and ignored)."""
+    if exp.frontend == "numba":
+        from gpusim.frontends.numba import kernel
+
+        nk = kernel(exp.function)
+        return lambda grid, block, args, shared_mem=0: nk[tuple(grid), tuple(block), 0, shared_mem](*args)
+    if exp.frontend == "triton":
+        from gpusim.frontends.triton import jit
+
+        tk, meta = jit(exp.function), dict(exp.meta)
+        return lambda grid, block, args, shared_mem=0: tk[tuple(grid)](*args, **meta)
+    rk = kernel_of(gpusim, exp.ptx, exp.kernel)  # type: ignore[arg-type]
+    return lambda grid, block, args, shared_mem=0: rk(grid, block, tuple(args), shared_mem=shared_mem)
+
+
+def load_experiment(path: str | Path, kernel_file: str | Path | None = None) -> Experiment:
+    """Read an experiment TOML file; errors name the file and the key. A ``python`` file is imported
+    (see :func:`python_kernel`). ``kernel_file`` replaces the file that ``ptx``/``python`` names (validation
+    re-materialises a bundle's copy of it)."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise GpusimError(f"{path}: cannot read experiment file: {exc}") from None
-    known = {"ptx", "kernel", "grid", "block", "shared_mem", "gpu", "seed", "set", "args"}
+    known = {"ptx", "python", "kernel", "grid", "block", "shared_mem", "gpu", "seed", "set", "args", "meta"}
     extra = sorted(set(data) - known)
     if extra:
         raise GpusimError(f"{path}: unknown key(s) {', '.join(extra)} (known: {', '.join(sorted(known))})")
-    for key in ("ptx", "kernel", "grid", "block", "args"):
+    if ("ptx" in data) == ("python" in data):
+        raise GpusimError(f"{path}: give exactly one of 'ptx' (a .ptx or .cu file) and 'python' (a .py file with a "
+                          f"@numba.cuda.jit or @triton.jit kernel), {'not both' if 'ptx' in data else 'found neither'}")
+    for key in ("kernel", "grid", "args") + (("block",) if "ptx" in data else ()):
         if key not in data:
             raise GpusimError(f"{path}: missing key '{key}'")
     if not isinstance(data["args"], list):
         raise GpusimError(f"{path}: 'args' must be a list of argument strings")
-    return Experiment(
-        ptx=(path.parent / data["ptx"]).resolve(), kernel=str(data["kernel"]),
-        grid=_dims(data["grid"], "grid", path), block=_dims(data["block"], "block", path),
+    if "meta" in data and "python" not in data:
+        raise GpusimError(f"{path}: 'meta' is for Triton kernels (a 'python' file), not a 'ptx' file")
+    key = "ptx" if "ptx" in data else "python"
+    source = Path(kernel_file) if kernel_file is not None else (path.parent / str(data[key])).resolve()
+    exp = Experiment(
+        ptx=source if key == "ptx" else None, kernel=str(data["kernel"]),
+        grid=_dims(data["grid"], "grid", path), block=_dims(data.get("block", 1), "block", path),
         args=[parse_arg(str(a), f"{path}: args[{i}]") for i, a in enumerate(data["args"])],
         shared_mem=int(data.get("shared_mem", 0)), gpu=str(data.get("gpu", "h100")), seed=int(data.get("seed", 0)),
-        overrides=dict(data.get("set", {})))
+        overrides=dict(data.get("set", {})), python=source if key == "python" else None)
+    if key == "python":
+        exp.frontend, exp.function = python_kernel(source, exp.kernel, path)
+        meta = data.get("meta", {})
+        if not isinstance(meta, dict):
+            raise GpusimError(f"{path}: 'meta' must be a table ([meta]) of Triton constexprs and launch options")
+        if exp.frontend == "numba":
+            if "block" not in data:
+                raise GpusimError(f"{path}: missing key 'block' (a Numba kernel launches [grid, block])")
+            if meta:
+                raise GpusimError(f"{path}: 'meta' is for Triton kernels; {exp.kernel} is a Numba kernel")
+        else:
+            for bad in ("block", "shared_mem"):
+                if bad in data:
+                    raise GpusimError(f"{path}: '{bad}' is not given for a Triton kernel: it launches 32 * num_warps "
+                                      f"threads per program with its own shared memory (set num_warps in [meta])")
+            warps = meta.get("num_warps", 4)
+            if not isinstance(warps, int) or isinstance(warps, bool) or warps < 1:
+                raise GpusimError(f"{path}: 'meta.num_warps' must be a positive integer, got {warps!r}")
+            exp.meta, exp.block = dict(meta), (32 * warps,)
+    return exp
 
 
 def summarize(arrays: dict[int, Any]) -> list[tuple]:

@@ -186,6 +186,8 @@ def _occupancy_rows(hw: dict, sims: dict, gpu_cfg) -> list[dict]:
             model.setdefault(key, (s["blocks_per_sm"], s["regs_per_thread"]))
     rows = []
     for o in hw.get("occupancy", []):
+        if o.get("driver_blocks_per_sm") is None:  # a Numba/Triton experiment: no driver query (validation/experiment.py)
+            continue
         calc = max_active_blocks(gpu_cfg, o["block_threads"], o["num_regs"], static_smem=o["shared_size_bytes"],
                                  dynamic_smem=o["dynamic_smem"],
                                  max_dynamic_smem=o.get("max_dynamic_shared_size_bytes")).blocks_per_sm

@@ -193,31 +193,32 @@ def _fmt(dims: tuple) -> str:
 
 # ---------------------------------------------------------------- any kernel
 def _run_file(args: argparse.Namespace) -> int:
-    from gpusim.experiment import build_args, kernel_of, load_experiment, parse_arg, summarize
+    from gpusim.experiment import Experiment, build_args, launcher_of, load_experiment, parse_arg, summarize
 
     path = Path(args.file)
     if path.suffix == ".toml":
         exp = load_experiment(path)
-        ptx, kernel, grid, block, smem, specs = exp.ptx, exp.kernel, exp.grid, exp.block, exp.shared_mem, exp.args
+        kernel, grid, block, smem, specs = exp.kernel, exp.grid, exp.block, exp.shared_mem, exp.args
         dev = _device(args.gpu or exp.gpu, args.set, exp.overrides, args.mode, args.sampling, args)
         seed = exp.seed
     elif path.suffix in (".ptx", ".cu"):
         if not args.kernel:
             raise GpusimError(f"{path}: say which kernel to run with --kernel NAME")
-        ptx, kernel, smem, seed = path, args.kernel, args.shared_mem, args.seed
+        kernel, smem, seed = args.kernel, args.shared_mem, args.seed
         grid, block = _shape(args.grid, "grid"), _shape(args.block, "block")
         specs = [parse_arg(a, f"--arg {i}") for i, a in enumerate(args.arg)]
+        exp = Experiment(path, kernel, grid, block, specs, smem)
         dev = _device(args.gpu, args.set, mode=args.mode, sampling=args.sampling, args=args)
     else:
         raise GpusimError(f"{path}: expected a .ptx or .cu kernel file or an experiment .toml file")
     if args.save and Path(args.save).exists() and not args.force:
         raise GpusimError(f"--save {args.save}: the file exists; pass --force to overwrite it")
     with dev:
-        k = kernel_of(gpusim, ptx, kernel)
+        launch = launcher_of(exp)
         launch_args, arrays = build_args(specs, np.random.default_rng(seed))
-        res = k(grid, block, tuple(launch_args), shared_mem=smem)
+        res = launch(grid, block, launch_args, smem)
         print(f"{kernel} on {dev.config.name}: grid {_fmt(res.grid)} x block {_fmt(res.block)}, "
-              f"{smem} B dynamic shared memory, {res.host_seconds:.3f} s simulated on the host")
+              f"{res.shared_mem} B dynamic shared memory, {res.host_seconds:.3f} s simulated on the host")
         if res.sampling is not None:
             print(f"timing: {res.sampling}")
         print()

@@ -43,8 +43,18 @@ PTX_VERSION_MAX = (9, 0)
 _INSTALL = 'pip install "gpusim[numba]" (numba-cuda and the nvidia-nvvm==13.0.* wheel)'
 
 
+def numpy_compat() -> None:
+    """Let numba-cuda 0.30 compile under numpy >= 2.5: its array lowering registers an overload of
+    ``numpy.row_stack``, which numpy 2.5 removed (an alias of ``vstack``; numba's own CPU target checks for
+    it, numba-cuda 0.30.4 does not). With numpy 2.5.2 every compile failed with "module 'numpy' has no
+    attribute 'row_stack'" (seen on the GPU machine). Restores the alias where it is missing."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 def _numba_cuda():
     """``numba.cuda`` (imported here, once it is needed), or a GpusimError saying how to install it."""
+    numpy_compat()
     try:
         from numba import cuda
         from numba.cuda import compile_ptx  # noqa: F401  (numba-cuda, not numba's old built-in target)

@@ -390,6 +390,9 @@ class Experiment:
             if not path.is_file():
                 raise SpecError(f"{where}.experiment: no such file {path}")
             e = load_experiment(path)
+            if e.ptx is None:
+                raise SpecError(f"{where}.experiment: {path} runs a {e.frontend} kernel from a 'python' file; sweeps "
+                                "take PTX/.cu experiments only (use 'gpusim run' for this one)")
             defaults = {"grid": list(e.grid), "block": list(e.block), "shared_mem": e.shared_mem, "seed": e.seed}
             if "gpu" in tomllib.loads(path.read_text()):
                 defaults["gpu"] = e.gpu

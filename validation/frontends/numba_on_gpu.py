@@ -34,11 +34,6 @@ import warnings
 
 import numpy as np
 
-# numba-cuda 0.30.4's launch path calls numpy.row_stack, which numpy 2.5 removed (the GPU machine has numpy
-# 2.5.2: every launch failed with "module 'numpy' has no attribute 'row_stack'"); it was an alias of vstack.
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack
-
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:          # run as a script: make gpusim and validation importable
     sys.path.insert(0, str(ROOT))
@@ -137,6 +132,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import numba
     from numba import cuda
+
+    from gpusim.frontends.numba import numpy_compat
+
+    numpy_compat()
 
     from validation.frontends.numba_kernels import CASES
 
