@@ -146,6 +146,10 @@ class SMSpec(BaseModel):
         1, strict=True, ge=0, description="timing model: cycles each constant-cache transaction after the "
         "first adds to a ld.const whose lanes read k distinct addresses (served one after the other), cycles; "
         "default 1 (ASSUMED: no measurement)")
+    wgmma_step_interval: int | None = Field(
+        None, strict=True, ge=1, le=64, description="cycles a sub-partition's tensor pipe takes per m16n8k16-sized "
+        "step of a warp's share of wgmma.mma_async (an m64nNk16 is N/8 steps a warp); null = the tensor unit's "
+        "issue_interval (mma.sync's)")
     predicate_latency: int | None = Field(
         None, strict=True, ge=1, description="cycles from an instruction that writes a predicate (PTX setp; SASS "
         "ISETP, FSETP, DSETP, PLOP3) until one that reads it (a guarded instruction, a branch, selp) may issue, "

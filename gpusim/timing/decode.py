@@ -255,16 +255,23 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
         elif len(sass_ops) == 1:
             latency = sass_latency(sass_ops[0], cfg, latency)
     if kind is Kind.WGMMA:
-        # ASSUMED: a warp's share of wgmma.m64nNk16 (16 x N x 16) runs as N/8 m16n8k16 steps back to back on
-        # its sub-partition's tensor pipe, each at the pipe's measured mma.sync interval; its D is ready a
-        # pipe latency after the last step starts (the H100's dense-f16 peak, 1024 flop/cycle/SMSP, would be
-        # 4 cycles a step against mma.sync's measured 6).
+        # A warp's share of wgmma.m64nNk16 (16 x N x 16) runs as N/8 m16n8k16 steps back to back on its
+        # sub-partition's tensor pipe, sm.wgmma_step_interval cycles each (h100: 4, the measured dense-f16
+        # peak; mma.sync's is 6); its D is ready a pipe latency after the last step starts (ASSUMED).
+        step = cfg.sm.wgmma_step_interval or spec.issue_interval
         steps = wgmma_steps(ins)
-        latency = spec.latency + (steps - 1) * spec.issue_interval
-        interval = steps * spec.issue_interval
+        latency = spec.latency + (steps - 1) * step
+        interval = steps * step
+        # wgmma.mma_async is asynchronous: the warp goes on while the op waits in its tensor pipe's queue
+        # (SM._wgmma), and its accumulator registers are off limits until a wgmma.wait_group (PTX ISA 9.0
+        # "wgmma.mma_async"): back-to-back wgmmas into one accumulator chain in the pipe, not through the
+        # scoreboard. The instructions after the wait still wait for D.
+        acc = set(writes)
+        reads = [r for r in reads if r not in acc]
     if (ins.op == "setp" or ins.ty == "pred") and latency and not micro:
         latency = max(latency, cfg.sm.predicate_latency or 0)
-    return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(reads + writes)),
+    regs = reads if kind is Kind.WGMMA else reads + writes
+    return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(regs)),
                  tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width, micro)
 
 

@@ -183,7 +183,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event", "cp_open", "cp_groups")
+                 "event", "cp_open", "cp_groups", "wg_open", "wg_groups")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -203,6 +203,8 @@ class Warp:
         self.event: tuple[list, int] | None = None  # the expansion's stall segments so far and its active threads
         self.cp_open = 0.0  # when the cp.async copies issued since the last commit_group complete
         self.cp_groups: list[float] = []  # when each committed, not yet waited-for cp.async group completes
+        self.wg_open = 0.0  # when the wgmma.mma_async issued since the last wgmma.commit_group complete
+        self.wg_groups: list[float] = []  # when each committed, not yet waited-for wgmma group completes
 
 
 class Scheduler:
@@ -215,6 +217,7 @@ class Scheduler:
         self.warps: list[Warp] = []
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
+        self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
         self.last: Warp | None = None
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
@@ -404,11 +407,17 @@ class SM:
         if slots:
             stalls[0] += slots  # "selected"
             w.last_issue = now + slots - 1
-            sched.unit_free[timed.unit] = now + timed.interval
-        elif w.last_issue < now - 1:
+            if kind_is_wgmma := timed.kind is Kind.WGMMA:
+                start = max(now, sched.wgmma_free)  # queued behind the wgmmas before it; the warp goes on
+                sched.wgmma_free = start + timed.interval
+            else:
+                sched.unit_free[timed.unit] = now + timed.interval
+        else:
+            kind_is_wgmma = False
+        if not slots and w.last_issue < now - 1:
             w.last_issue = now - 1
         floor = now + slots
-        done = now + timed.latency
+        done = (start if kind_is_wgmma else now) + timed.latency
         kind = timed.kind
         served = None
         if accesses:
@@ -426,6 +435,10 @@ class SM:
             t = self._cp_async(w, launch.kernel.instrs[timed.pc], done)
             if t > floor:
                 floor, why = t, "long_scoreboard"
+        elif kind is Kind.WGMMA or (kind is Kind.FENCE and launch.kernel.instrs[timed.pc].op.startswith("wgmma.")):
+            t = self._wgmma_group(w, launch.kernel.instrs[timed.pc], done)
+            if t > floor:
+                floor, why = t, "wait"
         if timed.micro:  # an expansion: its other SASS issue one by one (_issue_micro), then its results
             w.expansion, w.micro_i = timed, 0
             if segs is not None:
@@ -469,6 +482,27 @@ class SM:
             return slots
         self._next(w, floor, why)
         return slots
+
+    @staticmethod
+    def _wgmma_group(w: Warp, ins, done: float) -> float:
+        """Book a wgmma instruction of ``w`` (PTX ISA 9.0 wgmma.commit_group / wait_group): a
+        ``wgmma.mma_async`` completes at ``done`` (its tensor pipe queue's, :meth:`issue`);
+        ``commit_group`` closes the ones since the last into a group; ``wait_group N`` returns when every
+        group but the ``N`` most recent has completed. Returns the cycle the warp may go on (0: at once)."""
+        op = ins.op
+        if op == "wgmma.mma_async":
+            w.wg_open = max(w.wg_open, done)
+            return 0.0
+        if op == "wgmma.commit_group":
+            w.wg_groups.append(w.wg_open)
+            w.wg_open = 0.0
+            return 0.0
+        if op != "wgmma.wait_group":
+            return 0.0
+        keep = int(ins.operands[0].value)
+        old = w.wg_groups[:max(len(w.wg_groups) - keep, 0)]
+        w.wg_groups = w.wg_groups[len(old):]
+        return max(old, default=0.0)
 
     @staticmethod
     def _cp_async(w: Warp, ins, done: float) -> float:

@@ -206,3 +206,33 @@ def test_matmul_tutorial_in_timing_mode_with_sass_costs():
         res = tk.run_case(kernels, "matmul_small", ins, outs)
     assert res.metrics["sm__cycles_elapsed.avg"] > 0
     assert outs["c"].get().tobytes() == ref["matmul_small/c"].tobytes()
+
+
+def test_wgmma_is_asynchronous_in_the_timing_model():
+    """Back-to-back wgmma.mma_async into one accumulator do not wait for each other's D (they chain in the
+    tensor pipe's queue: PTX ISA 9.0, the accumulator is off limits until wgmma.wait_group), and the warp
+    goes on past them; wgmma.wait_group N holds it until the older groups are done."""
+    kernels = {"matmul": jit(tk.KERNELS["matmul"])}
+    tk_cases = dict(tk.CASES)
+    try:
+        tk.CASES["mm_async"] = ("matmul", (128, 128, 256))
+        with gpusim.Device("h100", mode="timing", record_events=True):
+            ins = {k: gpusim.asarray(v) for k, v in tk.inputs("mm_async").items()}
+            outs = tk.empty_outputs("mm_async", gpusim)
+            res = tk.run_case(kernels, "mm_async", ins, outs)
+    finally:
+        tk.CASES.clear()
+        tk.CASES.update(tk_cases)
+    instrs = next(iter(kernels["matmul"]._cache.values())).kernel.kernel.instrs
+    first = res.events[0]
+    warp = [e for e in res.events if (e.cta, e.warp) == (first.cta, first.warp)]
+    ops = [(e, instrs[e.pc].op if e.pc < len(instrs) else "") for e in warp]
+    wgmmas = [e for e, op in ops if op == "wgmma.mma_async"]
+    assert len(wgmmas) == 4 * (256 // 32)  # four a k-step
+    loop = [e.cycle for e in wgmmas]
+    # a k-step's four issue back to back (the second of a pair waited for the first's D, 114 cycles, before)
+    assert all(b - a < 40 for a, b in zip(loop[0::4], loop[3::4]))
+    # the last wgmma.wait_group 0 holds the warp until the last k-step's four have been through the pipe:
+    # 4 x 16 m16n8k16 steps x sm.wgmma_step_interval (4) cycles after the first of them issued
+    last_wait = [i for i, (e, op) in enumerate(ops) if op == "wgmma.wait_group"][-1]
+    assert ops[last_wait + 1][0].cycle >= loop[-4] + 4 * 16 * 4
