@@ -134,7 +134,9 @@ def test_unmodelled_instruction_names_ptx_line_and_triton_line():
     ptx_line = info.value.line
     src = Path(info.value.file).read_text().splitlines()[ptx_line - 1]
     assert "griddepcontrol.wait" in src and info.value.file.endswith("gdc_kernel.ptx")
-    assert f"{path}:{py_line}:" in msg  # the Triton source line, from .loc
+    # the Triton source line, from .loc (by file name: Triton's cache keeps the .file path of the checkout that
+    # compiled the kernel first, so another clone of the repository may see that one's path)
+    assert re.search(rf"[/\\]{re.escape(path.name)}:{py_line}:\d+, from \.loc\)", msg), msg
 
 
 def test_bad_arguments_are_named():
