@@ -171,6 +171,42 @@ class CTA:
         self.live_threads, self.arrived, self.counted = threads, 0, 0.0
 
 
+class AsyncGroups:
+    """One warp's asynchronous operations of one kind and their groups (PTX ISA 9.0 cp.async.commit_group /
+    wait_group, wgmma.commit_group / wait_group): an operation (``cp.async``, ``wgmma.mma_async``)
+    completes at the cycle :meth:`book` is given; ``commit_group`` closes the ones since the last into a
+    group; ``wait_group N`` waits until every group but the ``N`` most recent has completed, and
+    ``cp.async.wait_all`` until every operation has."""
+
+    __slots__ = ("open", "groups")
+
+    def __init__(self) -> None:
+        self.open = 0.0  # when the operations since the last commit_group complete
+        self.groups: list[float] = []  # when each committed, not yet waited-for group completes
+
+    def book(self, ins, done: float) -> float:
+        """Book instruction ``ins`` (``done``: when an operation completes). Returns the cycle the warp may
+        go on (0: at once)."""
+        op = ins.op.rsplit(".", 1)[-1]
+        if op in ("async", "mma_async"):
+            self.open = max(self.open, done)
+            return 0.0
+        if op == "commit_group":
+            self.groups.append(self.open)
+            self.open = 0.0
+            return 0.0
+        if op == "wait_all":
+            t = max(self.groups + [self.open])
+            self.groups, self.open = [], 0.0
+            return t
+        if op != "wait_group":  # wgmma.fence
+            return 0.0
+        keep = int(ins.operands[0].value)
+        old = self.groups[:max(len(self.groups) - keep, 0)]
+        self.groups = self.groups[len(old):]
+        return max(old, default=0.0)
+
+
 class Warp:
     """Timing state of one resident warp.
 
@@ -183,7 +219,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event", "cp_open", "cp_groups", "wg_open", "wg_groups")
+                 "event", "cp", "wg")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -201,10 +237,8 @@ class Warp:
         self.expansion: Timed | None = None  # an expansion whose SASS it is issuing (Timed.micro)
         self.micro_i = 0  # the index in expansion.micro of the SASS it issues next
         self.event: tuple[list, int] | None = None  # the expansion's stall segments so far and its active threads
-        self.cp_open = 0.0  # when the cp.async copies issued since the last commit_group complete
-        self.cp_groups: list[float] = []  # when each committed, not yet waited-for cp.async group completes
-        self.wg_open = 0.0  # when the wgmma.mma_async issued since the last wgmma.commit_group complete
-        self.wg_groups: list[float] = []  # when each committed, not yet waited-for wgmma group completes
+        self.cp = AsyncGroups()  # the warp's cp.async copies
+        self.wg = AsyncGroups()  # its wgmma.mma_async
 
 
 class Scheduler:
@@ -431,14 +465,12 @@ class SM:
                 launch.divergent_branches += 1
             floor = max(floor, now + timed.latency)
         why = "branch_resolving" if kind is Kind.BRA else "wait"
-        if kind is Kind.CPASYNC:
-            t = self._cp_async(w, launch.kernel.instrs[timed.pc], done)
+        if kind is Kind.CPASYNC or kind is Kind.WGMMA or kind is Kind.FENCE:
+            ins = launch.kernel.instrs[timed.pc]
+            groups = w.cp if kind is Kind.CPASYNC else w.wg if ins.op.startswith("wgmma.") else None
+            t = groups.book(ins, done) if groups is not None else 0.0
             if t > floor:
-                floor, why = t, "long_scoreboard"
-        elif kind is Kind.WGMMA or (kind is Kind.FENCE and launch.kernel.instrs[timed.pc].op.startswith("wgmma.")):
-            t = self._wgmma_group(w, launch.kernel.instrs[timed.pc], done)
-            if t > floor:
-                floor, why = t, "wait"
+                floor, why = t, "long_scoreboard" if kind is Kind.CPASYNC else "wait"
         if timed.micro:  # an expansion: its other SASS issue one by one (_issue_micro), then its results
             w.expansion, w.micro_i = timed, 0
             if segs is not None:
@@ -482,52 +514,6 @@ class SM:
             return slots
         self._next(w, floor, why)
         return slots
-
-    @staticmethod
-    def _wgmma_group(w: Warp, ins, done: float) -> float:
-        """Book a wgmma instruction of ``w`` (PTX ISA 9.0 wgmma.commit_group / wait_group): a
-        ``wgmma.mma_async`` completes at ``done`` (its tensor pipe queue's, :meth:`issue`);
-        ``commit_group`` closes the ones since the last into a group; ``wait_group N`` returns when every
-        group but the ``N`` most recent has completed. Returns the cycle the warp may go on (0: at once)."""
-        op = ins.op
-        if op == "wgmma.mma_async":
-            w.wg_open = max(w.wg_open, done)
-            return 0.0
-        if op == "wgmma.commit_group":
-            w.wg_groups.append(w.wg_open)
-            w.wg_open = 0.0
-            return 0.0
-        if op != "wgmma.wait_group":
-            return 0.0
-        keep = int(ins.operands[0].value)
-        old = w.wg_groups[:max(len(w.wg_groups) - keep, 0)]
-        w.wg_groups = w.wg_groups[len(old):]
-        return max(old, default=0.0)
-
-    @staticmethod
-    def _cp_async(w: Warp, ins, done: float) -> float:
-        """Book a ``cp.async`` family instruction of ``w`` (PTX ISA 9.0 cp.async.commit_group /
-        wait_group): a copy completes at ``done`` (its global load and shared store, booked by
-        :meth:`_memory`); ``commit_group`` closes the copies since the last one into a group;
-        ``wait_group N`` returns when every group but the ``N`` most recent has completed, and
-        ``wait_all`` when every copy has. Returns the cycle the warp may go on (0: at once)."""
-        op = ins.op
-        if op == "cp.async":
-            w.cp_open = max(w.cp_open, done)
-            return 0.0
-        if op == "cp.async.commit_group":
-            w.cp_groups.append(w.cp_open)
-            w.cp_open = 0.0
-            return 0.0
-        groups = w.cp_groups
-        if op == "cp.async.wait_all":
-            t = max(groups + [w.cp_open])
-            w.cp_groups, w.cp_open = [], 0.0
-            return t
-        keep = int(ins.operands[0].value)
-        old = groups[:max(len(groups) - keep, 0)]
-        w.cp_groups = groups[len(old):]
-        return max(old, default=0.0)
 
     def _issue_micro(self, w: Warp, now: int, segs: list | None) -> int:
         """Issue the next SASS instruction of the expansion ``w`` is in (:attr:`Timed.micro`: its

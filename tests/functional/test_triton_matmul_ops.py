@@ -69,20 +69,20 @@ def test_cp_async_wait_group_waits_in_the_timing_model():
 
 
 def test_wait_group_keeps_the_newest_groups_pending():
-    from gpusim.timing.sm import SM
-    w = SimpleNamespace(cp_open=0.0, cp_groups=[])
+    from gpusim.timing.sm import AsyncGroups
+    w = AsyncGroups()
     ins = {op: SimpleNamespace(op=op, operands=(SimpleNamespace(value=n),)) for op, n in
            (("cp.async", 0), ("cp.async.commit_group", 0), ("cp.async.wait_all", 0))}
     wait = lambda n: SimpleNamespace(op="cp.async.wait_group", operands=(SimpleNamespace(value=n),))  # noqa: E731
     for done in (100.0, 300.0, 200.0):              # three groups of one copy each
-        SM._cp_async(w, ins["cp.async"], done)
-        SM._cp_async(w, ins["cp.async.commit_group"], 0)
-    assert SM._cp_async(w, wait(2), 0) == 100.0     # only the oldest must be complete
-    assert w.cp_groups == [300.0, 200.0]
-    assert SM._cp_async(w, wait(1), 0) == 300.0
-    SM._cp_async(w, ins["cp.async"], 500.0)         # not committed: wait_group ignores it, wait_all not
-    assert SM._cp_async(w, wait(0), 0) == 200.0
-    assert SM._cp_async(w, ins["cp.async.wait_all"], 0) == 500.0
+        w.book(ins["cp.async"], done)
+        w.book(ins["cp.async.commit_group"], 0)
+    assert w.book(wait(2), 0) == 100.0              # only the oldest must be complete
+    assert w.groups == [300.0, 200.0]
+    assert w.book(wait(1), 0) == 300.0
+    w.book(ins["cp.async"], 500.0)                  # not committed: wait_group ignores it, wait_all not
+    assert w.book(wait(0), 0) == 200.0
+    assert w.book(ins["cp.async.wait_all"], 0) == 500.0
 
 
 # ---------------------------------------------------------------------------- stmatrix
