@@ -24,6 +24,7 @@ import numpy as np
 from gpusim.errors import KernelFault
 from gpusim.functional import asyncops, memops, warpops
 from gpusim.functional.executor import Grid
+from gpusim.functional.its import PARKED, SpinDetector
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, GlobalMemory, MemoryFault
 from gpusim.functional.regfile import RegisterFile, immediate
 from gpusim.functional.watchdog import EPOCH, Watchdog, checkable, fingerprint, impure_pcs
@@ -132,6 +133,12 @@ class ChunkExecutor:
         # The watchdog (gpusim.functional.watchdog): which PCs have effects outside the state it fingerprints.
         self.impure = impure_pcs(kernel)
         self.watchdog = Watchdog(checkable(kernel))
+        # Independent thread scheduling (gpusim.functional.its): spinning threads are parked.
+        self.spin: SpinDetector | None = None
+        self.parked_pc = np.zeros(T, np.int32)   # where a parked thread resumes
+        self.n_parked = 0
+        self.idle_unparks = 0                    # resumptions in a row with nothing run while parked
+        self.parked_at_step = 0
 
     # ---------------------------------------------------------------- main loop
     def run(self) -> None:
@@ -148,6 +155,9 @@ class ChunkExecutor:
                 warps = self.live_warps
             else:
                 pc = int(self.pcs.min())
+                if pc == PARKED:  # only parked threads can run: they resume
+                    self._unpark(np.flatnonzero(self.pcs == PARKED))
+                    continue
                 if pc == _DONE:
                     if self.n_waiting:
                         self._deadlock()
@@ -188,6 +198,7 @@ class ChunkExecutor:
     # ---------------------------------------------------------------- control helpers
     def _reconverge(self, pc: int) -> None:
         self.converged, self.pc, self.pcs = True, pc, None
+        self.live_idx = None if self.n_live == self.T else np.flatnonzero(self.live)  # threads may have exited
 
     def _diverge(self) -> None:
         pcs = np.full(self.T, _DONE, np.int32)
@@ -208,14 +219,53 @@ class ChunkExecutor:
         """Lanes ``taken`` (a subset of ``sel``) jump to ``target``; the rest fall through."""
         n_sel = self.T if sel is None else sel.size
         n_taken = self.T if taken is None else taken.size
-        if n_taken == n_sel:
-            return self.advance(sel, target)
         if n_taken == 0:
             return self.advance(sel, fallthrough)
-        if self.converged:
-            self._diverge()
-        self.pcs[sel] = fallthrough
-        self.pcs[taken] = target
+        if n_taken == n_sel:
+            self.advance(sel, target)
+        else:
+            if self.converged:
+                self._diverge()
+            self.pcs[sel] = fallthrough
+            self.pcs[taken] = target
+        if target < fallthrough and not self.converged:  # a loop's branch while other threads are elsewhere
+            self._park_spinning(fallthrough - 1, target, sel if n_taken == n_sel else taken)
+
+    # ---------------------------------------------------------------- independent thread scheduling
+    def _park_spinning(self, pc: int, target: int, lanes: np.ndarray) -> None:
+        """``lanes`` took the backward branch at ``pc`` while other threads of the chunk are
+        elsewhere: park those that spin (:mod:`gpusim.functional.its`), so the others run first."""
+        if self.spin is None:
+            self.spin = SpinDetector(self.kernel, self.T)
+        spin = self.spin.spinning(self.regs.data, pc, target, lanes)
+        if spin.size:
+            self.parked_pc[spin] = target
+            self.pcs[spin] = PARKED
+            self.n_parked += int(spin.size)
+            self.parked_at_step = self.steps
+
+    def _unpark(self, lanes: np.ndarray) -> None:
+        """Parked ``lanes`` resume. Raises :class:`KernelFault` when the chunk's parked threads
+        have resumed 8 times in a row with no other thread able to run in between: they spin on
+        memory that no thread of the chunk will write (a lock never released, a flag never set)."""
+        if self.steps == self.parked_at_step and self.n_parked == lanes.size:
+            self.idle_unparks += 1
+            if self.idle_unparks >= 8 and type(self) is ChunkExecutor:
+                self._spin_deadlock(lanes)
+        else:
+            self.idle_unparks = 0
+        self.pcs[lanes] = self.parked_pc[lanes]
+        self.n_parked -= int(lanes.size)
+        self.spin.resume(lanes)
+
+    def _spin_deadlock(self, lanes: np.ndarray) -> None:
+        lines = sorted({self.instrs[int(p)].loc.line for p in self.parked_pc[lanes]})
+        self.pcs[lanes] = self.parked_pc[lanes]
+        raise KernelFault(
+            f"kernel {self.kernel.name}: deadlock: {lanes.size} threads spin in a loop (PTX lines "
+            f"{', '.join(map(str, lines))}) waiting for memory that no other running thread will write (a lock "
+            f"never released, a flag never set; gpusim runs the CTAs of a launch in order, so a CTA cannot wait "
+            f"for a later one). {self.where()}")
 
     def guarded(self, ins: Instr, sel: np.ndarray | None) -> np.ndarray | None:
         """The lanes of ``sel`` whose guard predicate holds (``None`` = all T lanes)."""
@@ -386,7 +436,9 @@ class ChunkExecutor:
         if self.converged:
             pcs = np.full(live.size, self.pc, np.int64)
         else:
-            pcs = np.where(self.waiting[live], self.bar_pc[live], self.pcs[live]).astype(np.int64)
+            pcs = self.pcs[live]
+            pcs = np.where(self.waiting[live], self.bar_pc[live], np.where(pcs == PARKED, self.parked_pc[live], pcs))
+            pcs = pcs.astype(np.int64)
         n = len(self.instrs)
         parts = []
         upcs = np.unique(pcs)

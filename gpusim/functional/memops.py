@@ -18,6 +18,7 @@ from gpusim.errors import KernelFault
 from gpusim.functional.executor import Executor
 from gpusim.functional.memory import LOCAL_WINDOW, SHARED_WINDOW, WINDOW_SIZE, MemoryFault, check_aligned
 from gpusim.functional.warpops import check_members
+from gpusim.functional.watchdog import EPOCH
 from gpusim.memmodel import constant_transactions, global_sectors, shared_wavefronts
 from isa import fp, mma
 from isa.ir import Addr, Instr, Reg, Sym, Vec
@@ -417,10 +418,19 @@ def _atomic_op(ins: Instr, ty: str):
     return op, funcs[op]
 
 
-def _serialised(view: np.ndarray, idx: np.ndarray, b: np.ndarray, c: np.ndarray | None, f) -> np.ndarray:
+#: ``atom``/``red`` operations whose updates of one address in lane order are one accumulate
+#: (``exch``: each lane gets the previous lane's value); ``cas``, ``inc``, ``dec`` run a scalar loop.
+_ACCUMULATE = {"add": np.add, "min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+               "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def _serialised(view: np.ndarray, idx: np.ndarray, b: np.ndarray, c: np.ndarray | None, f,
+                op: str | None = None) -> np.ndarray:
     """Apply ``view[idx[i]] = f(view[idx[i]], b[i], c[i])`` one lane at a time in
     lane order; return the old values. Lanes hitting distinct addresses are
-    done together, so the number of numpy rounds is the largest collision count."""
+    done together, so the number of numpy rounds is the largest collision count;
+    where that is large and few addresses are hit (a lock, a global counter), the
+    integer operations ``op`` go address by address instead (:func:`_by_address`)."""
     n = idx.size
     order = np.argsort(idx, kind="stable")
     sidx = idx[order]
@@ -428,6 +438,8 @@ def _serialised(view: np.ndarray, idx: np.ndarray, b: np.ndarray, c: np.ndarray 
     start[1:] = sidx[1:] != sidx[:-1]
     first = np.maximum.accumulate(np.where(start, np.arange(n), 0))
     rank = np.arange(n) - first
+    if op is not None and view.dtype.kind in "iu" and int(rank.max()) >= 32 and np.count_nonzero(start) <= 64:
+        return _by_address(view, order, sidx, np.flatnonzero(start), b, c, op)
     by_rank = order[np.argsort(rank, kind="stable")]
     counts = np.bincount(rank)
     old = np.empty(n, view.dtype)
@@ -443,6 +455,36 @@ def _serialised(view: np.ndarray, idx: np.ndarray, b: np.ndarray, c: np.ndarray 
     return old
 
 
+def _by_address(view: np.ndarray, order: np.ndarray, sidx: np.ndarray, starts: np.ndarray, b: np.ndarray,
+                c: np.ndarray | None, op: str) -> np.ndarray:
+    """:func:`_serialised` for integer ``op`` one address at a time (``order``: the lanes sorted by
+    address, stable; ``sidx``: their addresses; ``starts``: where each address's lanes begin)."""
+    old = np.empty(order.size, view.dtype)
+    for s, e in zip(starts.tolist(), starts[1:].tolist() + [order.size]):
+        lanes, a = order[s:e], int(sidx[s])
+        vals = np.concatenate([view[a:a + 1], b[lanes].astype(view.dtype)])
+        if op in _ACCUMULATE:
+            with np.errstate(over="ignore"):
+                seq = _ACCUMULATE[op].accumulate(vals, dtype=view.dtype)
+        elif op == "exch":
+            seq = vals
+        else:  # cas, inc, dec: scalar, in lane order (values stay within the type)
+            cur, bs, cs = int(vals[0]), vals[1:].tolist(), None if c is None else c[lanes].tolist()
+            out = [cur]
+            for i, bi in enumerate(bs):
+                if op == "cas":
+                    cur = cs[i] if cur == bi else cur
+                elif op == "inc":
+                    cur = 0 if cur >= bi else cur + 1
+                else:
+                    cur = bi if cur == 0 or cur > bi else cur - 1
+                out.append(cur)
+            seq = np.array(out, view.dtype)
+        old[lanes] = seq[:-1]
+        view[a] = seq[-1]
+    return old
+
+
 def atomic(ex: Executor, ins: Instr, sel) -> None:
     """``atom`` (returns the old value) and ``red``; PTX ISA 9.0 §9.7.13.5-6.
     Colliding lanes are serialised in ascending thread order."""
@@ -454,7 +496,7 @@ def atomic(ex: Executor, ins: Instr, sel) -> None:
         ty = ins.ty
         dtype = TYPES[ty].dtype
         space = state_space(ins)
-        _, f = _atomic_op(ins, ty)
+        op, f = _atomic_op(ins, ty)
         b = ex.read(rest[0], ty, g)
         c = ex.read(rest[1], ty, g) if len(rest) > 1 else None
         a = effective_addresses(ex, ins, addr, g)
@@ -463,11 +505,16 @@ def atomic(ex: Executor, ins: Instr, sel) -> None:
             ex.accesses.extend(Access("atom", sp, addrs, lanes if sub is None else lanes[sub], dtype.itemsize)
                                for sp, sub, addrs in (_split_generic(a) if space == "generic" else [(space, None, a)]))
         old = np.empty(ex.count(g), dtype)
-        for view, idx, lanes in list(_parts(ex, space, a, g, dtype)):
+        pieces = list(_parts(ex, space, a, g, dtype))
+        # The watchdog's epoch: a cas writes memory only where its comparison holds (watchdog._cas).
+        before = [view[idx].copy() for view, idx, _ in pieces] if op == "cas" else None
+        for view, idx, lanes in pieces:
             if lanes is None:
-                old = _serialised(view, idx, b, c, f)
+                old = _serialised(view, idx, b, c, f, op)
             else:
-                old[lanes] = _serialised(view, idx, b[lanes], None if c is None else c[lanes], f)
+                old[lanes] = _serialised(view, idx, b[lanes], None if c is None else c[lanes], f, op)
+        if before is not None and any((v[i] != prev).any() for (v, i, _), prev in zip(pieces, before)):
+            EPOCH.n += 1
         if dst is not None:
             ex.write(dst, old, ty, g)
     ex.advance(sel, ins.index + 1)

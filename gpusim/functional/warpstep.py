@@ -43,6 +43,7 @@ import numpy as np
 from gpusim.functional import engine as _engine
 from gpusim.functional import watchdog as _watchdog
 from gpusim.functional.engine import ChunkExecutor, Grid
+from gpusim.functional.its import PARKED
 from gpusim.functional.memops import Access
 from gpusim.functional.memory import GlobalMemory, MemoryFault
 from isa.ir import Addr, Instr, Kernel, Special
@@ -261,6 +262,8 @@ class CTAStepper(ChunkExecutor):
         if kind is Kind.EXIT:
             exited = (live_before - np.count_nonzero(self.live_by_warp[warps], axis=1)).tolist()
         waits = (active == live_before).tolist() if kind is Kind.BAR else repeat(False)
+        if self.n_parked:
+            self._resume_warps(warps)
         next_pc = by_warp[warps].min(axis=1).tolist()
         per_warp = _split_accesses(acc, warps) if acc else repeat(_NO_ACCESS)
         queued = self.queued
@@ -269,6 +272,15 @@ class CTAStepper(ChunkExecutor):
             queued[v].append(step)  # a plain tuple in Step's field order (cheaper to make than a Step)
         self.qlen[warps] += 1
         return kind is Kind.BAR or kind is Kind.EXIT
+
+    def _resume_warps(self, warps: np.ndarray) -> None:
+        """The parked lanes of those ``warps`` whose other lanes cannot run resume
+        (independent thread scheduling per warp, :mod:`gpusim.functional.its`)."""
+        rows = self.by_warp[warps]
+        idle = warps[rows.min(axis=1) == PARKED]
+        if idle.size:
+            r, c = np.nonzero(self.by_warp[idle] == PARKED)
+            self._unpark(idle[r] * 32 + c)
 
     def special(self, op: Special, sel):
         """As the chunked engine, but ``%smid``, ``%warpid`` and the clocks are the timing model's."""

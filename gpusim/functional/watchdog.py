@@ -59,7 +59,14 @@ EPOCH = _Epoch()
 def impure_pcs(kernel: Kernel) -> list[bool]:
     """Per PC (and one more for the implicit return at the end): may the instruction write
     memory or change barrier/exit state?"""
-    return [ins.spec.kind not in PURE_KINDS for ins in kernel.instrs] + [True]
+    return [ins.spec.kind not in PURE_KINDS and not _cas(ins) for ins in kernel.instrs] + [True]
+
+
+def _cas(ins) -> bool:
+    """``atom.cas``: writes memory only where its comparison holds, so its handler
+    (:func:`gpusim.functional.memops.atomic`) advances the epoch itself, then only (a spin on a
+    lock that is never released writes nothing, and its state repeats)."""
+    return ins.spec.kind is Kind.ATOM and ins.op == "atom" and ins.has("cas")
 
 
 def checkable(kernel: Kernel) -> bool:
@@ -79,6 +86,8 @@ def fingerprint(ex, h=None):
     arrays = [ex.live, ex.waiting, ex.bar_pc]
     if not ex.converged:
         arrays.append(ex.pcs)
+    if getattr(ex, "n_parked", 0):
+        arrays.append(ex.parked_pc)
     for name in ("started", "bar_id", "bar_count", "bar_val"):
         a = getattr(ex, name, None)
         if a is not None:
