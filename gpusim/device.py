@@ -15,6 +15,7 @@ import numpy as np
 from gpusim import config as _config
 from gpusim.errors import ConfigError, GpusimError
 from gpusim.functional.memory import GlobalMemory
+from gpusim.functional.parallel import default_jobs, parse_jobs
 
 __all__ = ["Device", "get_device", "MODES", "MAX_STEPS", "MAX_CYCLES"]
 
@@ -63,10 +64,17 @@ class Device:
             instructions as the hardware does (the PTX count is
             ``gpusim__ptx_inst_executed.sum``); ``False``: one issue cycle and one
             count per PTX instruction.
+        jobs: worker processes that run a launch's CTAs (functional mode, and the functional run
+            of a sampled timing launch; :mod:`gpusim.functional.parallel`): outputs, counters and
+            cycles are identical whatever the number; kernels whose CTAs may communicate (global
+            atomics, fences, volatile or acquire/release accesses, clock reads) and small launches
+            run in this process, and ``result.parallel`` says which path a launch took. ``None``
+            (default): the environment variable ``GPUSIM_JOBS``, else 1 (workers are processes: a
+            script, notebook or sweep gets them only when it asks). Needs Linux (fork); elsewhere 1.
 
     Raises:
         gpusim.errors.ConfigError: unknown configuration or bad override.
-        gpusim.errors.GpusimError: unknown mode.
+        gpusim.errors.GpusimError: unknown mode; ``jobs`` (or ``GPUSIM_JOBS``) not an integer >= 1.
 
     ``with gpusim.Device("a100"):`` makes it the current device: arrays created
     and kernels launched inside the block use it.
@@ -75,7 +83,7 @@ class Device:
     def __init__(self, gpu: str | Any = _config.DEFAULT, mode: str = "functional", *,
                  overrides: Mapping[str, Any] | None = None, max_steps: int | None = None,
                  max_cycles: int | None = None, record_events: bool = False, regs_per_thread: int | None = None,
-                 sampling: Any = True, sass: bool = True):
+                 sampling: Any = True, sass: bool = True, jobs: int | None = None):
         if not isinstance(mode, str) or mode not in MODES:
             raise GpusimError(f"Device(mode=...): unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         if not isinstance(gpu, (str, os.PathLike, _config.GPUConfig)):
@@ -89,7 +97,8 @@ class Device:
             cfg = cfg.with_overrides(dict(overrides))
         max_steps = _budget(max_steps, MAX_STEPS, "max_steps")
         max_cycles = _budget(max_cycles, MAX_CYCLES, "max_cycles")
-        if regs_per_thread is not None and not 1 <= int(regs_per_thread) <= cfg.sm.max_registers_per_thread:
+        if regs_per_thread is not None and (isinstance(regs_per_thread, bool) or not isinstance(
+                regs_per_thread, (int, np.integer)) or not 1 <= regs_per_thread <= cfg.sm.max_registers_per_thread):
             raise GpusimError(f"regs_per_thread must be 1..{cfg.sm.max_registers_per_thread} on {cfg.name}, "
                               f"got {regs_per_thread!r}")
         self.config = cfg
@@ -105,6 +114,8 @@ class Device:
         if not isinstance(sass, bool):
             raise GpusimError(f"sass must be True or False, got {sass!r}")
         self.sass = sass
+        #: Worker processes a launch may use (see ``jobs`` above).
+        self.jobs = default_jobs() if jobs is None else parse_jobs(jobs, "Device(jobs=...)")
         self.memory = GlobalMemory()
 
     def __enter__(self) -> "Device":

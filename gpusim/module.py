@@ -11,6 +11,7 @@ both engines; never cupy.
 
 from __future__ import annotations
 
+import os
 import tempfile
 import warnings
 from pathlib import Path
@@ -68,6 +69,8 @@ class RawModule:
                               "or .cu file)")
         if code is not None and not isinstance(code, str):
             raise GpusimError(f"RawModule(code=...) takes a str of PTX or CUDA C source, got {type(code).__name__}")
+        if path is not None and not isinstance(path, (str, os.PathLike)):
+            raise GpusimError(f"RawModule(path=...) takes a file path (str or os.PathLike), got {type(path).__name__}")
         self.code, self.options, self.backend = code, tuple(options), backend
         self.name_expressions = tuple(name_expressions) if name_expressions is not None else None
         #: CUDA C source and its program name, or None for a PTX module.
@@ -223,6 +226,13 @@ def _sass_counts(res: LaunchResult, sass: KernelSass) -> None:
     res.costs = sass.source
 
 
+def _byte_count(value, what: str) -> int:
+    """A byte count argument: an int (Python or numpy, not bool). Raises LaunchError naming ``what``."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise LaunchError(f"{what} must be an int (bytes), got {type(value).__name__} {value!r}")
+    return int(value)
+
+
 def _dims(value, what: str) -> tuple[int, int, int]:
     vals = (value,) if isinstance(value, (int, np.integer)) else tuple(value) if isinstance(value, (tuple, list)) else None
     if vals is None or not 1 <= len(vals) <= 3 or not all(isinstance(v, (int, np.integer)) for v in vals):
@@ -301,7 +311,8 @@ class RawKernel:
     def max_dynamic_shared_size_bytes(self, value: int) -> None:
         cfg = get_device().config
         limit = cfg.sm.shared_per_block_optin_bytes - self.kernel.static_shared_bytes
-        if not 0 <= int(value) <= limit:
+        value = _byte_count(value, "max_dynamic_shared_size_bytes")
+        if not 0 <= value <= limit:
             raise LaunchError(f"max_dynamic_shared_size_bytes={value} is outside 0..{limit} for {self.name} on "
                               f"{cfg.name} (opt-in limit {cfg.sm.shared_per_block_optin_bytes} B minus "
                               f"{self.kernel.static_shared_bytes} B static; CUDA error: invalid value)")
@@ -329,7 +340,8 @@ class RawKernel:
         if self.module._cuda is not None and dev.config.arch != self.module.module_arch:
             return self.module._kernel_for(dev.config.arch, self.name)(grid, block, args, shared_mem=shared_mem)
         g = Grid(_dims(grid, "grid"), _dims(block, "block"))
-        self._check_launch(dev, g, int(shared_mem))
+        shared_mem = _byte_count(shared_mem, "shared_mem")
+        self._check_launch(dev, g, shared_mem)
         params = self._pack(dev, args)
         if self.module.module.globals:
             self.module._place_globals(dev)
@@ -342,11 +354,11 @@ class RawKernel:
                                     max(int(shared_mem), self.max_dynamic_shared_size_bytes))
             res = run_timing(self.kernel, g, params, dev.memory, int(shared_mem), dev.config, occ, dev.max_cycles,
                              dev.record_events, Policy() if dev.sampling is True else dev.sampling or None,
-                             dev.max_steps, sass)
+                             dev.max_steps, sass, jobs=dev.jobs)
             res.occupancy = occ
         else:
             res = run_functional(self.kernel, g, params, dev.memory, int(shared_mem), dev.config.sm_count,
-                                 dev.config.sm.max_warps, dev.max_steps)
+                                 dev.config.sm.max_warps, dev.max_steps, jobs=dev.jobs)
         if sass is not None:
             _sass_counts(res, sass)
         return res

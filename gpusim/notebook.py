@@ -56,6 +56,7 @@ def launch_html(res) -> str:
         rows.append(("top stall reason", top[1]))
     if res.sampling is not None:
         rows.append(("timed from", str(res.sampling)))
+    rows.append(("CTAs run", res.parallel))
     rows.append(("host seconds", round(res.host_seconds, 3)))
     items = "".join(f"<tr><td>{escape(k)}</td><td class='n'>{escape(_fmt(v))}</td></tr>" for k, v in sorted(m.items()))
     extra = f"<details><summary>all {len(m)} metrics</summary><table class='gpusim-t'>{items}</table></details>"

@@ -45,6 +45,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="timing mode: simulate every CTA on every SM (default: large grids are timed from a "
                         "slice of SMs and waves; results and instruction counts are exact either way)")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help="override a config field")
+    p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
+                   help="worker processes that run a launch's CTAs (default: $GPUSIM_JOBS, else 1); results, "
+                        "counters and cycles are identical whatever N; kernels whose CTAs may communicate "
+                        "(global atomics, fences) and small launches run in one process (see docs/parallel.md)")
     p.add_argument("--kernel", help="kernel (.entry) name, with a .ptx or .cu FILE (an extern \"C\" name, a "
                    "mangled name or a template name expression such as add<float>)")
     p.add_argument("--grid", help="grid, e.g. 4096 or 64,64")
@@ -68,7 +72,8 @@ def _device(gpu: str | None, sets: list[str], extra: dict | None = None, mode: s
     overrides = dict(extra or {})
     overrides.update(parse_override(s) for s in sets)
     return gpusim.Device(gpu or "h100", mode, overrides=overrides, sampling=sampling,
-                         max_steps=getattr(args, "max_steps", None), max_cycles=getattr(args, "max_cycles", None))
+                         max_steps=getattr(args, "max_steps", None), max_cycles=getattr(args, "max_cycles", None),
+                         jobs=getattr(args, "jobs", None))
 
 
 def _shape(text: str | None, what: str) -> tuple[int, ...]:
@@ -121,6 +126,7 @@ def _run_suite(args: argparse.Namespace) -> int:
     print(f"gpusim {gpusim.__version__}: {what} on {dev.config.name} ({args.mode} mode)\n")
     rows, failed = [], 0
     costs: set[str] = set()
+    paths: dict[str, str] = {}
     with dev:
         for case in cases:
             t0 = time.perf_counter()
@@ -140,6 +146,7 @@ def _run_suite(args: argparse.Namespace) -> int:
                 row += _timing_columns(r.launches) + [_sampling(r.launches)]
             rows.append(tuple(row + [round(seconds, 3)]))
             costs |= {x.costs for x in r.launches}
+            paths[case.name] = r.launches[0].parallel
     heads = ["kernel", "n", "grid x block", "dyn smem B", "launches", "check vs numpy oracle", "warp inst", "thread inst"]
     print(format_table(heads + (_TIMING_HEADS if timing else []) + ["host s"], rows))
     source = {"ptxas": "the SASS ptxas makes of each PTX instruction", "table": "gpusim's per-opcode table (no "
@@ -155,6 +162,9 @@ def _run_suite(args: argparse.Namespace) -> int:
               "'detailed' = every CTA on every SM; 'slice k/N SMs, f % CTAs' = k SMs simulated for some waves and "
               "the rest extrapolated, +/- the estimate's spread (--no-sampling turns it off); outputs and "
               "instruction counts are exact either way.")
+    if dev.jobs > 1:
+        print(f"CTAs run (--jobs {dev.jobs}; first launch of each case): "
+              + "; ".join(f"{name}: {path}" for name, path in paths.items()))
     return 1 if failed else 0
 
 
@@ -221,6 +231,7 @@ def _run_file(args: argparse.Namespace) -> int:
               f"{res.shared_mem} B dynamic shared memory, {res.host_seconds:.3f} s simulated on the host")
         if res.sampling is not None:
             print(f"timing: {res.sampling}")
+        print(f"CTAs run: {res.parallel}")
         print()
         print(format_table(["metric", "value"], sorted(res.metrics.items())))
         if arrays:

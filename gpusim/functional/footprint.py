@@ -116,7 +116,8 @@ def _union(keys: np.ndarray, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                    sm_count: int, max_warps: int, max_steps: int, first: int, end: int,
                    counters: tuple[np.ndarray, np.ndarray],
-                   stats: "collections.Counter[str]") -> dict[int, tuple[np.ndarray, ...]]:
+                   stats: "collections.Counter[str]", jobs: int = 1,
+                   paths: list | None = None) -> dict[int, tuple[np.ndarray, ...]]:
     """Execute CTAs ``first .. end - 1`` like :func:`~gpusim.functional.launch.run_blocks` and return
     their global-memory footprints: ``{linear CTA id: (sectors, steps, stored, written)}``, where ``sectors``
     are the distinct 32 B sector numbers (byte address // 32, int64) the CTA's global loads and
@@ -125,12 +126,16 @@ def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
     CTA's memory step (0, 1, ...: steps of the chunked engine in which the CTA executed a global
     load or store) that touched each first, ``stored`` (bool) whether that was a store, and
     ``written`` (uint64) the 32-bit mask of the sector's bytes the CTA stored (all 32 for loads).
-    CTAs that touch no global memory are absent.
+    CTAs that touch no global memory are absent. ``jobs``: worker processes that may run the chunks
+    (:func:`~gpusim.functional.launch.run_blocks`; the footprints do not depend on it); how they ran
+    is appended to ``paths`` if given.
 
     Raises:
         gpusim.errors.KernelFault: the first fault (memory written before it stays written).
     """
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, first, end, counters,
-               stats, executor=_Recorder, after=lambda ex: out.update(ex.footprints()))
+    path = run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, first, end,
+                      counters, stats, executor=_Recorder, jobs=jobs, collect=_Recorder.footprints, gather=out.update)
+    if paths is not None:
+        paths.append(path)
     return out

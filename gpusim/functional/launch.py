@@ -2,7 +2,8 @@
 
 Owns: splitting a grid into chunks of consecutive CTAs so that host memory
 stays bounded whatever the grid size, running each chunk with
-:class:`ChunkExecutor`, and the launch's metrics under Nsight Compute names.
+:class:`ChunkExecutor` (in this process, or in worker processes through
+:mod:`gpusim.functional.parallel`), and the launch's metrics under Nsight Compute names.
 Imports numpy, isa and the functional engine; never simpy or cupy.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpusim.functional import parallel
 from gpusim.functional.engine import ChunkExecutor, Grid
 from gpusim.functional.memory import GlobalMemory
 from isa.ir import Kernel
@@ -76,6 +78,12 @@ class LaunchResult:
         sampling: timing mode: what the cycles were computed from
             (:class:`gpusim.timing.sampling.SamplingInfo`: detailed, or a slice of SMs and
             waves, the fraction of CTAs simulated and the estimate's spread).
+        parallel: how the functional run of the CTAs ran (:func:`gpusim.functional.parallel.plan`):
+            ``"serial"`` (``Device(jobs=1)``), ``"serial (REASON)"`` (the kernel's CTAs may
+            communicate, e.g. ``"serial (atom on global memory at line 42)"``, or the launch is too
+            small for workers) or ``"N workers (C chunks)"`` (a sampled timing launch: of all its
+            functional runs, :func:`gpusim.functional.parallel.combine`); ``"serial (detailed
+            timing)"`` when the timing engine ran every CTA itself. Outputs, counters and cycles do not depend on it.
     """
 
     kernel: str
@@ -95,6 +103,7 @@ class LaunchResult:
     occupancy: object | None = None
     sampling: object | None = None
     costs: str = "ptx"
+    parallel: str = "serial"
 
     def _repr_html_(self) -> str:
         """Jupyter display: an HTML table (:func:`gpusim.notebook.launch_html`)."""
@@ -139,37 +148,64 @@ def chunk_blocks(kernel: Kernel, grid: Grid, dynamic_shared: int, chunk_threads:
 def run_blocks(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                sm_count: int, max_warps: int, max_steps: int, first: int, end: int,
                counters: tuple[np.ndarray, np.ndarray], stats: "collections.Counter[str]",
-               chunk_threads: int | None = None, executor: type = ChunkExecutor, after=None) -> None:
+               chunk_threads: int | None = None, executor: type = ChunkExecutor, after=None, jobs: int = 1,
+               collect=None, gather=None) -> str:
     """Execute CTAs ``first .. end - 1`` in chunks, adding to ``counters`` (per-PC warp and thread
     instructions, int64 arrays of shape (instructions + 1,)) and ``stats`` (:func:`memory_counters`).
     ``executor``: the :class:`ChunkExecutor` (sub)class that runs a chunk; ``after(executor)``, if
-    given, is called once each chunk has run.
+    given, is called here once each chunk has run (which keeps every chunk in this process);
+    ``collect(executor)``, if given, is called where the chunk ran (here or in a worker) and
+    ``gather(value)`` here with its value, in chunk order, once all chunks have run.
+
+    Unless ``after`` is given, a kernel whose CTAs cannot communicate
+    (:func:`gpusim.functional.parallel.serial_reason`) is cut into the chunks of
+    :func:`gpusim.functional.parallel.parallel_chunk`, whatever ``jobs`` is, and up to ``jobs``
+    worker processes run them (:func:`gpusim.functional.parallel.plan`): outputs, counters and
+    collected values are those of ``jobs=1``. Returns how the chunks ran (``LaunchResult.parallel``).
 
     Raises:
-        gpusim.errors.KernelFault: the first fault (memory written before it stays written).
+        gpusim.errors.KernelFault: the first fault in CTA order (memory written before it stays
+            written; with workers, CTAs after its chunk may have run too).
     """
     per_chunk = chunk_blocks(kernel, grid, dynamic_shared, chunk_threads or CHUNK_THREADS)
-    for start in range(first, end, per_chunk):
-        ex = executor(kernel, grid, start, min(per_chunk, end - start), params, memory, dynamic_shared, counters,
+    reason = "a per-chunk hook" if after is not None else parallel.serial_reason(kernel)
+    if reason is None:
+        per_chunk = parallel.parallel_chunk(grid, per_chunk, end - first)
+    chunks = [(start, min(per_chunk, end - start)) for start in range(first, end, per_chunk)]
+    workers, path = parallel.plan(jobs, len(chunks), reason, (end - first) * grid.warps_per_block * 32)
+    if workers > 1:
+        values = parallel.run_chunks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps,
+                                     chunks, workers, counters, stats, executor, collect)
+        for v in values if gather is not None else ():
+            gather(v)
+        return path
+    for start, count in chunks:
+        ex = executor(kernel, grid, start, count, params, memory, dynamic_shared, counters,
                       stats, sm_count, max_warps, max_steps)
         ex.run()
         if after is not None:
             after(ex)
+        if collect is not None:
+            v = collect(ex)
+            if gather is not None:
+                gather(v)
+    return path
 
 
 def run_functional(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-                   sm_count: int, max_warps: int, max_steps: int, chunk_threads: int | None = None) -> LaunchResult:
-    """Execute every CTA of ``grid``; raise :class:`gpusim.errors.KernelFault` on
-    the first fault (memory written before it stays written)."""
+                   sm_count: int, max_warps: int, max_steps: int, chunk_threads: int | None = None,
+                   jobs: int = 1) -> LaunchResult:
+    """Execute every CTA of ``grid`` (in up to ``jobs`` worker processes, :func:`run_blocks`); raise
+    :class:`gpusim.errors.KernelFault` on the first fault (memory written before it stays written)."""
     t0 = time.perf_counter()
     n = len(kernel.instrs) + 1
     warp_counts = np.zeros(n, np.int64)
     thread_counts = np.zeros(n, np.int64)
     stats = memory_counters()
-    run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, 0, grid.n_blocks,
-               (warp_counts, thread_counts), stats, chunk_threads)
+    path = run_blocks(kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps, 0, grid.n_blocks,
+                      (warp_counts, thread_counts), stats, chunk_threads, jobs=jobs)
     # The last slot counts implicit returns at the end of the kernel.
-    res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared)
+    res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, parallel=path)
     res.inst_executed, res.thread_inst_executed = warp_counts[:-1], thread_counts[:-1]
     totals, res.pc_metrics = split_counters(stats, len(kernel.instrs))
     res.metrics = {

@@ -4,11 +4,19 @@ Owns: the flat, byte-addressed global memory (allocations aligned like
 ``cudaMalloc``), the generic-address windows of shared and local memory, and
 vectorised, bounds- and alignment-checked loads and stores. Faults are
 reported as :class:`MemoryFault` carrying the offending lane, so that the
-engine can name the thread. Imports only numpy; never simpy or cupy.
+engine can name the thread.
+
+On Linux the allocations' bytes live in shared anonymous mappings (``mmap``,
+``MAP_SHARED``), small ones packed into arenas: processes forked during a launch
+(:mod:`gpusim.functional.parallel`) then read and write the device memory itself,
+with nothing to copy in or back. Elsewhere they are ordinary numpy arrays.
+Imports numpy and the standard library; never simpy or cupy.
 """
 
 from __future__ import annotations
 
+import mmap
+import sys
 import weakref
 from dataclasses import dataclass
 
@@ -16,7 +24,7 @@ import numpy as np
 
 __all__ = [
     "GLOBAL_BASE", "SHARED_WINDOW", "LOCAL_WINDOW", "WINDOW_SIZE", "ALLOC_ALIGN",
-    "MemoryFault", "Allocation", "GlobalMemory", "check_aligned",
+    "MemoryFault", "Allocation", "GlobalMemory", "check_aligned", "SHARED_ALLOCATIONS", "ARENA_BYTES", "SMALL_ALLOC",
 ]
 
 #: First global address handed out. Like a real device pointer it is far from 0,
@@ -31,6 +39,21 @@ WINDOW_SIZE = 1 << 32
 #: Alignment of every allocation; cudaMalloc guarantees at least 256 bytes
 #: (CUDA C++ Programming Guide, "Device Memory Accesses").
 ALLOC_ALIGN = 256
+#: Whether allocations live in shared anonymous mappings that forked processes write through
+#: (Linux, where :mod:`gpusim.functional.parallel` forks its workers).
+SHARED_ALLOCATIONS = sys.platform.startswith("linux")
+#: Allocations of at most this many (padded) bytes are packed into a shared arena of
+#: :data:`ARENA_BYTES`; larger ones get a mapping of their own. Packing keeps the number of
+#: mappings low (Linux allows about 65,000 per process) and a small allocation from taking a page.
+SMALL_ALLOC = 64 * 1024
+#: Bytes of one arena of small allocations. An arena is unmapped when all its allocations are freed.
+ARENA_BYTES = 1 << 20
+
+
+def _shared_zeros(nbytes: int) -> memoryview:
+    """``nbytes`` zero bytes in a new shared anonymous mapping (zero-filled by the kernel; unmapped
+    when the last view of it is collected)."""
+    return memoryview(mmap.mmap(-1, nbytes))
 
 
 class MemoryFault(Exception):
@@ -82,6 +105,8 @@ class GlobalMemory:
         self._ends = np.zeros(0, np.uint64)
         self._order: list[Allocation] = []
         self._next = GLOBAL_BASE
+        self._arena: memoryview | None = None  # the shared arena small allocations are cut from
+        self._arena_used = 0
         #: Module-level ``.global``/``.const`` variables (:class:`isa.ir.Variable`, by identity)
         #: -> their device address, as bound by the module that launches (``RawModule``).
         self.symbols: dict = {}
@@ -94,7 +119,7 @@ class GlobalMemory:
         if nbytes < 0:
             raise ValueError(f"cannot allocate a negative number of bytes ({nbytes})")
         padded = max(16, -(-nbytes // 16) * 16)
-        alloc = Allocation(self._next, nbytes, np.zeros(padded, np.uint8))
+        alloc = Allocation(self._next, nbytes, self._zeros(padded))
         # Leave a gap after every allocation so that overruns fault instead of
         # silently landing in the next buffer.
         self._next += -(-(padded + ALLOC_ALIGN) // ALLOC_ALIGN) * ALLOC_ALIGN
@@ -103,6 +128,21 @@ class GlobalMemory:
         if owner is not None:
             weakref.finalize(owner, self.free, alloc.base)
         return alloc
+
+    def _zeros(self, padded: int) -> np.ndarray:
+        """``padded`` zero bytes for a new allocation: shared where :data:`SHARED_ALLOCATIONS` (small ones cut
+        from the current arena, never reused: a freed piece is unmapped with its arena), else numpy's."""
+        if not SHARED_ALLOCATIONS:
+            return np.zeros(padded, np.uint8)
+        if padded > SMALL_ALLOC:
+            return np.frombuffer(_shared_zeros(padded), np.uint8)
+        if self._arena is None or self._arena_used + padded > ARENA_BYTES:
+            self._arena, self._arena_used = _shared_zeros(ARENA_BYTES), 0
+        # A numpy array over a memoryview (not a view of another array): numpy views of the allocation
+        # then have ``data`` itself as their base, as for an allocation of its own (gpusim.ndarray relies on it).
+        data = np.frombuffer(self._arena[self._arena_used:self._arena_used + padded], np.uint8)
+        self._arena_used += padded  # a multiple of 16: every piece is 16-byte aligned
+        return data
 
     def free(self, base: int) -> None:
         """Free the allocation starting at ``base`` (no-op if already freed)."""
@@ -119,7 +159,11 @@ class GlobalMemory:
         """A copy of this memory (same allocations at the same addresses, their bytes copied):
         kernels can run on it without touching this one."""
         copy = GlobalMemory()
-        copy._allocs = {b: Allocation(a.base, a.nbytes, a.data.copy()) for b, a in self._allocs.items()}
+        copy._allocs = {}
+        for b, a in self._allocs.items():  # in shared mappings too, like every allocation
+            data = copy._zeros(a.data.size)
+            data[:] = a.data
+            copy._allocs[b] = Allocation(a.base, a.nbytes, data)
         copy._next = self._next
         copy.symbols = dict(self.symbols)
         copy._reindex()

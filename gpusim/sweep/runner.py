@@ -86,7 +86,7 @@ class ProcessBackend(Backend):
         super().__init__()
         self.workers = jobs
         ctx = multiprocessing.get_context("fork") if "fork" in multiprocessing.get_all_start_methods() else None
-        self._pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_die_with_parent,
+        self._pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_pool_worker,
                                             initargs=(os.getpid(),))
 
     def imap_unordered(self, fn, calls):
@@ -107,6 +107,14 @@ class ProcessBackend(Backend):
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool_worker(parent: int) -> None:
+    """Pool-worker initializer: die with the parent (:func:`_die_with_parent`), and run each launch's
+    CTAs in this worker alone (``GPUSIM_JOBS=1``, :mod:`gpusim.functional.parallel`): the pool
+    already has a process per core, and workers of workers would multiply them."""
+    os.environ["GPUSIM_JOBS"] = "1"
+    _die_with_parent(parent)
 
 
 def _die_with_parent(parent: int) -> None:

@@ -72,6 +72,7 @@ from gpusim.functional.engine import Grid
 from gpusim.functional.footprint import run_footprints
 from gpusim.functional.launch import LaunchResult, memory_counters, run_blocks, split_counters
 from gpusim.functional.memory import GlobalMemory
+from gpusim.functional.parallel import combine
 from gpusim.functional.warpstep import reads_specials
 from gpusim.memmodel.coalesce import FULL_SECTOR
 from gpusim.occupancy import OccupancyResult
@@ -369,10 +370,11 @@ def slice_blocks(n: int, sms: int, k: int) -> np.ndarray:
 
 def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                 cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, max_steps: int, policy: Policy,
-                sass: KernelSass | None = None) -> LaunchResult:
-    """Simulate a slice of ``policy.sms`` SMs for some waves, run the rest of the grid functionally,
-    and extrapolate the timing (module docstring). Returns a ``"timing"`` :class:`LaunchResult`
-    whose ``sampling`` says what was simulated.
+                sass: KernelSass | None = None, jobs: int = 1) -> LaunchResult:
+    """Simulate a slice of ``policy.sms`` SMs for some waves, run the rest of the grid functionally
+    (in up to ``jobs`` worker processes: :func:`gpusim.functional.launch.run_blocks`), and extrapolate
+    the timing (module docstring). Returns a ``"timing"`` :class:`LaunchResult` whose ``sampling``
+    says what was simulated and ``parallel`` how its functional runs ran.
 
     Raises:
         gpusim.errors.KernelFault: a fault in any CTA, or a slice longer than ``max_cycles``.
@@ -387,10 +389,11 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     counters = (np.zeros(len(kernel.instrs) + 1, np.int64), np.zeros(len(kernel.instrs) + 1, np.int64))
     stats = memory_counters()
     rounds = (policy.max_waves + 2) * B + 1
+    paths: list[str] = []
     footprints, start, cover, overflows = _record(kernel, grid, params, memory, dynamic_shared, cfg, max_steps,
-                                                  counters, stats, rounds, (policy.min_waves + 1) * B * N)
-    run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, cover, n,
-               counters, stats)
+                                                  counters, stats, rounds, (policy.min_waves + 1) * B * N, jobs, paths)
+    paths.append(run_blocks(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps, max_steps, cover, n,
+                            counters, stats, jobs=jobs))
     # 2. The slice: k SMs with their share of the L2 and DRAM bandwidth and of the block scheduler's
     #    dispatch rate, the other SMs' CTAs as shadows.
     #    (The slice's share of the CTAs instead of k / N was tried: local_hist8 +3.4 % -> +0.6 %,
@@ -433,7 +436,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
         # Write-backs go on at the steady rate until the last CTA; what the L2 then holds dirty
         # (as much as at the slice's end, the L2 being in the same state) is never written.
         est["dram_write_bytes"] = max(0.0, est["dram_write_bytes"] - launch.mem.l2.dirty_sectors() * cfg.l2.sector_bytes)
-    res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
+    res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing", parallel=combine(paths))
     warps, threads = counters
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]
     totals, res.pc_metrics = split_counters(stats, len(kernel.instrs))
@@ -448,7 +451,8 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
 
 
 def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
-            cfg: GPUConfig, max_steps: int, counters, stats, rounds: int, keep: int) -> tuple[dict, int, int, bool]:
+            cfg: GPUConfig, max_steps: int, counters, stats, rounds: int, keep: int, jobs: int = 1,
+            paths: list | None = None) -> tuple[dict, int, int, bool]:
     """Run CTAs functionally from the first, recording their footprints, up to ``rounds`` rounds (of
     one CTA per SM) past the CTA where the slice starts: the first of the round after the grid's
     distinct sectors so far exceed the L2's capacity (so that the sampled waves see the L2 in its
@@ -457,7 +461,8 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     The capacity is ``l2.size_bytes`` in sectors: with ``l2.localizes_far_reads`` the L2 holds
     fewer lines and fills earlier, so the slice starts a little later than it could, still in the
     steady state. Returns ``(footprints, the CTA where the slice starts, the end of the CTAs
-    recorded, whether the grid touches more than the L2 holds)``."""
+    recorded, whether the grid touches more than the L2 holds)``. ``jobs``, ``paths``: as
+    :func:`gpusim.functional.footprint.run_footprints`'s."""
     N, n = cfg.sm_count, grid.n_blocks
     capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
     footprints: dict = {}
@@ -468,7 +473,7 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
         if stop <= end:
             break
         footprints.update(run_footprints(kernel, grid, params, memory, dynamic_shared, N, cfg.sm.max_warps,
-                                         max_steps, end, stop, counters, stats))
+                                         max_steps, end, stop, counters, stats, jobs, paths))
         for c in range(end, stop) if start is None else ():
             fp = footprints.get(c)
             if fp is not None:
@@ -537,10 +542,13 @@ def _metrics(launch: Launch, est: dict, slice_metrics: dict, totals: dict, cycle
 
 def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
-               policy: Policy | None = None, max_steps: int = 5_000_000, sass: KernelSass | None = None) -> LaunchResult:
+               policy: Policy | None = None, max_steps: int = 5_000_000, sass: KernelSass | None = None,
+               jobs: int = 1) -> LaunchResult:
     """One timing-mode launch: sampled under ``policy`` where :func:`plan` finds it sound, else
     simulated in detail (``policy=None``: always in detail). ``result.sampling`` says which.
-    ``sass``: SASS-aware issue costs (:class:`gpusim.timing.gpu.Launch`).
+    ``sass``: SASS-aware issue costs (:class:`gpusim.timing.gpu.Launch`). ``jobs``: worker processes
+    for the functional run of a sampled launch's CTAs (``result.parallel`` says how they ran; a
+    detailed launch runs in this process: ``"serial (detailed timing)"``).
 
     Raises:
         gpusim.errors.LaunchError: no CTA fits on an SM (CUDA's "too many resources requested for launch").
@@ -552,7 +560,9 @@ def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMem
                           f"(CUDA error: too many resources requested for launch)")
     info = plan(kernel, grid, cfg, occ, policy, record_events)
     if info is None:
-        return run_sampled(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, max_steps, policy, sass)
+        return run_sampled(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, max_steps, policy, sass,
+                           jobs)
     res = run_detailed(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass)
     res.sampling = info
+    res.parallel = "serial (detailed timing)"
     return res
