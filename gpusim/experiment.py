@@ -161,6 +161,22 @@ def _dims(v, key: str, path: Path) -> tuple[int, ...]:
     return tuple(vals)
 
 
+#: The type each experiment key takes (grid/block/args/meta are checked where they are read).
+_KEY_TYPES = {"ptx": (str, "a file name (str)"), "python": (str, "a file name (str)"), "kernel": (str, "a kernel name (str)"),
+              "shared_mem": (int, "an integer >= 0 (bytes)"), "gpu": (str, "a configuration name or .toml path (str)"),
+              "seed": (int, "an integer >= 0"), "set": (dict, "a table of config overrides ([set])")}
+
+
+def _check_types(data: dict, path: Path) -> None:
+    """GpusimError naming the file and the key for a value of the wrong type or range."""
+    for key, (ty, what) in _KEY_TYPES.items():
+        if key not in data:
+            continue
+        v = data[key]
+        if not isinstance(v, ty) or isinstance(v, bool) or (ty is int and v < 0) or (ty is str and (not v or "\0" in v)):
+            raise GpusimError(f"{path}: '{key}' must be {what}, got {v!r}")
+
+
 def kernel_of(xp: Any, path: str | Path, kernel: str) -> Any:
     """Kernel ``kernel`` of the file ``path`` through ``xp``'s ``RawModule`` (``xp`` is :mod:`gpusim`, or
     ``cupy`` in validation): a ``.ptx`` file is loaded by path, a ``.cu`` file of CUDA C is compiled from its
@@ -250,7 +266,7 @@ def load_experiment(path: str | Path, kernel_file: str | Path | None = None) -> 
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise GpusimError(f"{path}: cannot read experiment file: {exc}") from None
     known = {"ptx", "python", "kernel", "grid", "block", "shared_mem", "gpu", "seed", "set", "args", "meta"}
     extra = sorted(set(data) - known)
@@ -267,6 +283,7 @@ def load_experiment(path: str | Path, kernel_file: str | Path | None = None) -> 
     if "meta" in data and "python" not in data:
         raise GpusimError(f"{path}: 'meta' is for Triton kernels (a 'python' file), not a 'ptx' file")
     key = "ptx" if "ptx" in data else "python"
+    _check_types(data, path)
     source = Path(kernel_file) if kernel_file is not None else (path.parent / str(data[key])).resolve()
     exp = Experiment(
         ptx=source if key == "ptx" else None, kernel=str(data["kernel"]),

@@ -141,10 +141,24 @@ def _numpy_rules(what: str):
     """Report numpy's refusal of an operation as a GpusimError naming ``what``."""
     try:
         yield
+    except GpusimError:
+        raise
     except IndexError as exc:  # numpy's AxisError is an IndexError too
         raise ArrayIndexError(f"{what}: {exc}") from None
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OverflowError) as exc:  # OverflowError: a Python int beyond a C long or the dtype
         raise GpusimError(f"{what}: {exc}") from None
+    except MemoryError as exc:  # a host-side temporary numpy cannot allocate
+        raise OutOfMemoryError(f"{what}: the host running the simulation cannot hold it ({exc})") from None
+
+
+def _check_capacity(device: Device, nbytes: int, what: str) -> None:
+    """OutOfMemoryError when ``nbytes`` more do not fit in the device's memory (``dram.capacity_bytes``)."""
+    cap = getattr(device.config.dram, "capacity_bytes", None)
+    in_use = sum(a.nbytes for a in device.memory.allocations)
+    if cap is not None and in_use + nbytes > cap:
+        raise OutOfMemoryError(f"cudaErrorMemoryAllocation: {what}: out of memory allocating {nbytes:,} bytes "
+                               f"(allocated so far: {in_use:,} bytes) on {device.config.name}, whose device memory "
+                               f"holds {cap:,} bytes (dram.capacity_bytes)")
 
 
 def _allocate(device: Device, nbytes: int, owner: object):
@@ -375,10 +389,12 @@ class ndarray:
 
     def set(self, arr, stream=None) -> None:
         """Copy a host array of the same shape into this array (or view), cast to its dtype."""
-        arr = np.asarray(_host_value(arr))
+        with _numpy_rules("set()"):
+            arr = np.asarray(_host_value(arr))
         if arr.shape != self._shape:
             raise GpusimError(f"set(): shape {arr.shape} does not match the array's shape {self._shape}")
-        self._host()[...] = arr
+        with _numpy_rules("set()"):
+            self._host()[...] = arr
 
     def fill(self, value) -> None:
         """Set every element (of the view) to ``value``, cast to the dtype."""
@@ -580,8 +596,13 @@ def _full(shape, fill_value, dtype, order: str, what: str) -> ndarray:
 
 
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:
-    """``numpy.arange``'s values on the current device (computed on the host)."""
+    """``numpy.arange``'s values on the current device (computed on the host). Raises OutOfMemoryError,
+    before computing anything, when its length is beyond the device's memory (8 bytes an element)."""
     with _numpy_rules("arange()"):
+        lo, hi = (0, start) if stop is None else (start, stop)
+        if all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+               for v in (lo, hi, step)) and step and math.isfinite(float(hi) - float(lo)):
+            _check_capacity(get_device(), max(0, math.ceil((float(hi) - float(lo)) / float(step))) * 8, "arange()")
         host = np.arange(start, stop, step, dtype=None if dtype is None else _dtype_arg(dtype, "arange(dtype)"))
     return _upload(host, get_device(), "C")
 

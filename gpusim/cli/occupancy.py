@@ -89,6 +89,8 @@ def _kernel_resources(args: argparse.Namespace, cfg: gpu_config.GPUConfig) -> _K
         text = path.read_text()
     except OSError as exc:
         raise GpusimError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise GpusimError(f"{path}: not a PTX text file ({exc})") from None
     names = ptxas.kernel_names(text)
     if not names:
         raise GpusimError(f"{path}: no kernel (.entry) found")

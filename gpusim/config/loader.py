@@ -52,7 +52,7 @@ def _load_file(path: Path) -> GPUConfig:
         raise ConfigError(f"{path}: no such configuration file") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     return validate(GPUConfig, data, str(path))
 
@@ -72,6 +72,8 @@ def load(name_or_path: str | os.PathLike[str] | GPUConfig = DEFAULT) -> GPUConfi
         raise ConfigError(f"expected a GPU configuration name ({', '.join(available())}) or the path of a .toml "
                           f"file, got {type(name_or_path).__name__} {name_or_path!r}")
     text = os.fspath(name_or_path)
+    if "\0" in str(text):
+        raise ConfigError(f"{text!r}: a configuration name or path cannot contain a NUL character")
     candidate = Path(text).expanduser()
     if text.endswith(".toml") or os.sep in text or candidate.is_file():
         return _load_file(candidate)

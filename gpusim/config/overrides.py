@@ -64,6 +64,9 @@ def apply_overrides(cfg: M, overrides: Mapping[str, Any]) -> M:
         return cfg
     data = cfg.model_dump(mode="python")
     for path, value in overrides.items():
+        if not isinstance(path, str):
+            raise ConfigError(f"override {path!r}: a field path is a str (e.g. 'sm.max_warps'), not a "
+                              f"{type(path).__name__}")
         parts = path.split(".")
         if not path or any(not p for p in parts):
             raise ConfigError(f"override {path!r}: not a dotted field path (e.g. sm.max_warps)")

@@ -458,7 +458,10 @@ class ChunkExecutor:
 
     # ---------------------------------------------------------------- faults
     def _fault(self, ins: Instr, lanes: np.ndarray | None, f: MemoryFault) -> KernelFault:
-        t = int(f.lane if lanes is None else lanes[f.lane]) if f.lane >= 0 else 0
+        if f.thread is not None:
+            t = f.thread
+        else:
+            t = int(f.lane if lanes is None else lanes[f.lane]) if f.lane >= 0 else 0
         block = self.grid.block_coords(self.first_block + int(self.block_of[t]))
         thread = self.grid.thread_coords(int(self.lin_tid[t]))
         return KernelFault(

@@ -247,6 +247,23 @@ def _account_const(ex: Executor, pc: int, addrs: np.ndarray, lanes: np.ndarray, 
         ex.accesses.append(Access("ld", "const", addrs, lanes, 0, int(per_warp.sum()), per_warp))
 
 
+def _names_thread(handler):
+    """Wrap a handler of a guarded access so that a :class:`MemoryFault` names the faulting thread
+    (its ``lane`` indexes the lanes the guard let through, not ``sel``; a faulting access writes no
+    register, so the guard reads the same again)."""
+    def run(ex: Executor, ins: Instr, sel) -> None:
+        try:
+            return handler(ex, ins, sel)
+        except MemoryFault as f:
+            if f.thread is None and f.lane >= 0:
+                g = ex.guarded(ins, sel)
+                f.thread = f.lane if g is None else int(g[f.lane])
+            raise
+    run.__doc__, run.__name__ = handler.__doc__, handler.__name__
+    return run
+
+
+@_names_thread
 def load(ex: Executor, ins: Instr, sel) -> None:
     """``ld``: d = memory[a] (vectors: d_j = memory[a + j * size]); ``ldmatrix`` goes to :func:`ldmatrix`."""
     if ins.op == "ldmatrix":
@@ -364,6 +381,7 @@ def stmatrix(ex: Executor, ins: Instr, sel) -> None:
     ex.advance(sel, ins.index + 1)
 
 
+@_names_thread
 def store(ex: Executor, ins: Instr, sel) -> None:
     """``st``: memory[a] = b. All lanes are checked before anything is written; ``stmatrix`` goes to
     :func:`stmatrix`."""
@@ -485,6 +503,7 @@ def _by_address(view: np.ndarray, order: np.ndarray, sidx: np.ndarray, starts: n
     return old
 
 
+@_names_thread
 def atomic(ex: Executor, ins: Instr, sel) -> None:
     """``atom`` (returns the old value) and ``red``; PTX ISA 9.0 §9.7.13.5-6.
     Colliding lanes are serialised in ascending thread order."""

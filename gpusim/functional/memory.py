@@ -66,6 +66,9 @@ class MemoryFault(Exception):
     def __init__(self, lane: int, address: int, size: int, reason: str, space: str):
         super().__init__(reason)
         self.lane, self.address, self.size, self.reason, self.space = lane, address, size, reason, space
+        #: the faulting thread's index in the chunk, once known (set by the handlers of guarded
+        #: accesses, whose ``lane`` indexes the lanes the guard let through)
+        self.thread: int | None = None
 
 
 def check_aligned(addrs: np.ndarray, size: int, space: str) -> None:

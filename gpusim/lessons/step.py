@@ -150,7 +150,7 @@ def walk(case: str, warp: int = 0, *, cta: int = 0, n: int | None = None, launch
     """
     import gpusim
     from gpusim.functional.engine import Grid
-    from gpusim.suite import CASES, run_case
+    from gpusim.suite import CASES, SizeError, run_case
     from gpusim.viz.capture import record_launch
 
     if case not in CASES:
@@ -204,7 +204,10 @@ def walk(case: str, warp: int = 0, *, cta: int = 0, n: int | None = None, launch
 
     size = CASES[case].test_n if n is None else n
     with gpusim.Device(gpu, "timing", record_events=True):
-        run_case(CASES[case], _XP(), size, seed)
+        try:
+            run_case(CASES[case], _XP(), size, seed)
+        except SizeError as exc:  # a ValueError of the suite's (which imports no gpusim): the user's -n
+            raise GpusimError(f"-n {n}: {exc}") from None
     if "rec" not in caught:
         raise GpusimError(f"--launch {launch}: {case} makes {caught.get('count', 0)} launch(es) (0-based index)")
     rec = caught["rec"]

@@ -412,6 +412,8 @@ class Experiment:
             text = path.read_text()
         except OSError as exc:
             raise SpecError(f"{where}.ptx: cannot read {path}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise SpecError(f"{where}.ptx: {path} is not a text file ({exc})") from None
         if path.suffix == ".cu":  # CUDA C: the kernel's name (a template's before '<') must appear in it
             if not re.search(rf"\b{re.escape(kernel.split('<')[0].strip())}\s*[(<]", text):
                 raise SpecError(f"{where}.kernel: {path.name} has no kernel named {kernel!r}")

@@ -248,11 +248,25 @@ def load(path: str | Path) -> Results:
             import pyarrow.parquet as pq
         except ImportError:
             raise GpusimError(f"{path}: reading Parquet needs pyarrow: pip install 'gpusim[dist]'") from None
-        return Results(pq.read_table(path).to_pylist(), path)
+        try:
+            return _table(pq.read_table(path).to_pylist(), path)
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+            raise GpusimError(f"{path}: cannot read the Parquet table: {exc}") from None
     if path.suffix == ".csv":
-        with open(path, newline="") as fh:
-            return Results([{k: _from_csv(v) for k, v in r.items()} for r in csv.DictReader(fh)], path)
+        try:
+            with open(path, newline="") as fh:
+                return _table([{k: _from_csv(v) for k, v in r.items()} for r in csv.DictReader(fh)], path)
+        except (UnicodeDecodeError, csv.Error) as exc:
+            raise GpusimError(f"{path}: cannot read the CSV table: {exc}") from None
     raise GpusimError(f"{path}: expected a results folder, a .parquet or a .csv file")
+
+
+def _table(rows: list[dict], path: Path) -> "Results":
+    """The rows read from a results table, checked to be a sweep's: every row has an integer ``point``."""
+    for i, r in enumerate(rows):
+        if not isinstance(r.get("point"), int) or isinstance(r.get("point"), bool):
+            raise GpusimError(f"{path}: row {i + 1} has no integer 'point' column: not a table 'gpusim sweep' wrote")
+    return Results(rows, path)
 
 
 def _from_csv(v: str) -> Any:

@@ -256,14 +256,17 @@ def record_case(name: str, n: int | None = None, *, gpu: str = "h100", seed: int
         gpusim.errors.GpusimError: unknown case (the message lists the cases); the case's
             output does not match its oracle.
     """
-    from gpusim.suite import CASES, check, run_case
+    from gpusim.suite import CASES, SizeError, check, run_case
 
     if name not in CASES:
         raise GpusimError(f"unknown suite case {name!r}; cases: {', '.join(CASES)}")
     case = CASES[name]
     xp = RecordingXP(name)
     with gpusim.Device(gpu, "timing", overrides=overrides, record_events=True, regs_per_thread=regs_per_thread):
-        r = run_case(case, xp, case.test_n if n is None else n, seed)
+        try:
+            r = run_case(case, xp, case.test_n if n is None else n, seed)
+        except SizeError as exc:  # a ValueError of the suite's (which imports no gpusim): the user's -n
+            raise GpusimError(f"-n {n}: {exc}") from None
     ok, msg = check(r)
     if not ok:
         raise GpusimError(f"suite case {name}: wrong result in timing mode ({msg})")

@@ -180,3 +180,27 @@ def test_large_grid_is_processed_in_chunks_with_identical_results(dev, kernels):
         launch.CHUNK_THREADS = old
     np.testing.assert_array_equal(a.get(), b.get())
     assert r1.metrics == r2.metrics
+
+
+def test_a_fault_in_a_predicated_load_names_the_faulting_thread(dev):
+    # Threads 0..6 are predicated off; thread 7 is the first that loads, out of bounds.
+    ptx = """.version 9.0
+.target sm_90
+.address_size 64
+.visible .entry pred_oob(.param .u64 pred_oob_p)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<3>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [pred_oob_p];
+    mov.u32 %r1, %tid.x;
+    setp.ge.u32 %p1, %r1, 7;
+    mul.wide.u32 %rd2, %r1, 4096;
+    add.s64 %rd3, %rd1, %rd2;
+    @%p1 ld.global.u32 %r2, [%rd3];
+    ret;
+}
+"""
+    k = gpusim.RawModule(code=ptx).get_function("pred_oob")
+    with pytest.raises(KernelFault, match=r"by block \(0, 0, 0\) thread \(7, 0, 0\)"):
+        k((1,), (32,), (gpusim.zeros(16, np.uint32),))
