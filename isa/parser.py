@@ -20,6 +20,7 @@ from isa.errors import PTXError
 from isa.ir import Addr, Imm, Instr, Kernel, Loc, Module, Param, PredPair, Reg, Special, Sym, Variable, Vec
 from isa.opcodes import OPCODES, Kind
 from isa.types import TYPES
+from isa.verify import verify
 
 __all__ = ["parse", "parse_file", "SPECIAL_REGISTERS"]
 
@@ -85,7 +86,9 @@ def parse(text: str, filename: str = "<ptx>") -> Module:
         line = getattr(exc, "line", 0) or len(lines)
         raise (_unsupported_before(lines, line, filename) or _syntax_error(exc, filename, lines)) from None
     files = {int(n.children[0]): str(n.children[1]).strip('"') for n in tree.children if n.data == "file"}
-    return _Builder(filename, lines, files).module(tree)
+    mod = _Builder(filename, lines, files).module(tree)
+    verify(mod, source_note)  # ptxas's rules on the decoded module (isa/verify.py)
+    return mod
 
 
 _LOC_LINE = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+(\d+)")
@@ -253,6 +256,9 @@ class _Builder:
                     module_shared.append(v[:7])
             elif kind == "entry":
                 k = self.entry(node, module_shared, mod.globals)
+                if k.name in mod.globals or any(v[0] == k.name for v in module_shared):
+                    raise self.err(node, f"Inconsistent redefinition of variable {k.name!r} (a module variable and "
+                                         f"a kernel)")
                 if k.name in mod.kernels:
                     raise self.err(node, f"kernel {k.name!r} is defined twice")
                 mod.kernels[k.name] = k
@@ -280,11 +286,15 @@ class _Builder:
         space = next(str(t)[1:] for t in toks if t.type == "STATE_SPACE")
         ty = next(str(t)[1:] for t in toks if t.type == "TYPE")
         name = next(str(t) for t in toks if t.type == "NAME")
-        align, _ = self._attrs(node.children)
+        align, extra_space = self._attrs(node.children)
         dims = [c for c in node.children if isinstance(c, lark.Tree) and c.data == "array_dim"]
         init_node = next((c for c in node.children if isinstance(c, lark.Tree) and c.data == "initializer"), None)
+        self.check_decl_attrs(node, name, space, extra_space, align, linkage)
+        if ty == "pred":
+            raise self.err(node, f"Predicate variable {name!r} must be in register state space (.reg .pred)")
         space = space.split("::")[0]
-        allowed = ("shared", "global", "const") if module_level else ("shared", "local")
+        # A .const variable inside a kernel is a module constant only that kernel names (ptxas takes it).
+        allowed = ("shared", "global", "const") if module_level else ("shared", "local", "const")
         if space not in allowed:
             where = ("module-level .{0} variables are not supported ({1!r}); module scope has .global, .const and "
                      ".shared variables" if module_level else
@@ -299,6 +309,8 @@ class _Builder:
             else:
                 size = (size or 0) * int(d.children[0])
         extern = ".extern" in linkage
+        if size == 0 and not extern:
+            raise self.err(node, f"Non-external variable {name!r} has incomplete type (an array of 0 elements)")
         if size is None and not (space == "shared" and extern):
             if space in ("global", "const") and init_node is not None:
                 raise self.err(node, f"unsized array {name!r} with an initialiser: write its size")
@@ -314,6 +326,22 @@ class _Builder:
                 raise self.err(node, f".extern variable {name!r} cannot have an initialiser")
             init = self.initial_bytes(init_node, ty, size, name)
         return name, space, ty, size, align or elem, extern, node, init
+
+    def check_decl_attrs(self, node, name: str, space: str, extra_space: str | None, align: int,
+                         linkage: list[str]) -> None:
+        """ptxas's rules on a declaration's attributes: one state space ("Multiple state spaces
+        specified"), one linkage, ``.common`` only on ``.global`` variables, a power-of-two
+        ``.align`` (PTX ISA 9.0 §5.4.5-6)."""
+        if extra_space is not None:
+            raise self.err(node, f"Multiple state spaces specified for {name!r} (.{space} and .{extra_space})")
+        if len(linkage) > 1:
+            raise self.err(node, f"syntax error: more than one linkage ({' '.join(linkage)}) on {name!r}")
+        if ".common" in linkage and space != "global":
+            raise self.err(node, f".common variables must be declared in .global space ({name!r} is .{space})")
+        if align and align & (align - 1):
+            raise self.err(node, f"Alignment must be a power of two (.align {align} of {name!r})")
+        if align >= 1 << 32:
+            raise self.err(node, f"Constant overflow (.align {align} of {name!r})")
 
     def initial_bytes(self, init_node, ty: str, size: int, name: str) -> bytes:
         """The bytes of an initialiser ``= v`` / ``= {v, ...}`` (nested braces for arrays of
@@ -336,7 +364,8 @@ class _Builder:
             imm = self.immediate(([lark.Token("SIGN", "-")] if m.group(1) else []) + [lark.Token("IMM", m.group(2))])
             if imm.bits_of is not None:  # raw float bits: 0f.../0d...
                 if (imm.bits_of == "f32") != (info.size == 4) or info.kind != "f":
-                    raise self.err(init_node, f"float literal {item!r} does not match the type .{ty} of {name!r}")
+                    raise self.err(init_node, f"float literal {item!r} does not match the type .{ty} of {name!r} "
+                                              f"(a float literal for a .{ty} variable is not supported)")
                 out.view(bits_dtype)[k] = imm.value
             elif info.kind == "f":
                 out[k] = imm.value
@@ -346,7 +375,7 @@ class _Builder:
 
     def entry(self, node, module_shared: list, module_globals: dict | None = None) -> Kernel:
         children = node.children
-        name_tok = next(c for c in children if isinstance(c, lark.Token) and c.type == "NAME")
+        name_tok = next(c for c in children if isinstance(c, lark.Token) and c.type in ("NAME", "LABEL_NAME"))
         kname = str(name_tok)
         params: list[Param] = []
         offset = 0
@@ -355,25 +384,37 @@ class _Builder:
         for c in children:
             if isinstance(c, lark.Tree) and c.data == "param":
                 p = self.param(c, offset)
+                if any(q.name == p.name for q in params):
+                    raise self.err(c, f"Duplicate definition of variable {p.name!r} (a parameter of {kname!r})")
                 params.append(p)
                 offset = p.offset + p.size
             elif isinstance(c, lark.Tree) and c.data == "perf_directive":
                 toks = c.children
                 if toks and toks[0].type == "PERF_NAME":
-                    directives[str(toks[0])[1:]] = tuple(int(t) for t in toks[1:])
+                    dname, values = str(toks[0])[1:], tuple(int(t) for t in toks[1:])
+                    most = 3 if dname in ("maxntid", "reqntid", "reqnctapercluster") else 1
+                    if len(values) > most:
+                        raise self.err(toks[0], f"syntax error: .{dname} takes at most {most} value(s), got "
+                                                f"{len(values)} (ptxas: Parsing error near ',')")
+                    directives[dname] = values
             elif isinstance(c, lark.Tree) and c.data not in ("linkage",):
                 body.append(c)
         state = _KernelState(kname, {p.name for p in params})
         self.statements(body, state)
         # Shared variables declared at module scope belong to each kernel that uses them.
         used = state.symbols_used
-        decls = [v for v in module_shared if v[0] in used] + [d[:7] for d in state.decls]
+        decls = [v for v in module_shared if v[0] in used] + [d[:7] + ((d[7],) if d[1] == "const" else ()) for d in state.decls]
         variables: dict[str, Variable] = {n: v for n, v in (module_globals or {}).items() if n in used}
         offs = {"shared": 0, "local": 0}
         dyn_align = 0
-        for name, space, ty, size, align, _extern, vnode in decls:
+        for name, space, ty, size, align, _extern, vnode, *init in decls:
             if name in variables:
                 raise self.err(vnode, f"variable {name!r} is declared twice (or shadows a module variable)")
+            if space == "const":  # a kernel's own .const variable: placed with the module's variables
+                var = Variable(name, space, ty, size, align, -1, self.loc(vnode), init[0] if init else None)
+                variables[name] = (module_globals if module_globals is not None else {}).setdefault(
+                    f"{kname}::{name}", var)
+                continue
             if size is None:
                 dyn_align = max(dyn_align, align)
                 variables[name] = Variable(name, space, ty, None, align, -1, self.loc(vnode))
@@ -391,7 +432,13 @@ class _Builder:
         toks = [c for c in node.children if isinstance(c, lark.Token)]
         ty = next(str(t)[1:] for t in toks if t.type == "TYPE")
         name = next(str(t) for t in toks if t.type == "NAME")
-        align, _ = self._attrs(node.children)
+        align, extra_space = self._attrs(node.children)
+        if extra_space is not None:
+            raise self.err(node, f"Multiple state spaces specified for parameter {name!r} (.param and .{extra_space})")
+        if ty == "pred":
+            raise self.err(node, f"Predicate variable {name!r} must be in register state space (.reg .pred)")
+        if align and align & (align - 1) or align >= 1 << 32:
+            raise self.err(node, f"Alignment must be a power of two below 2^32 (.align {align} of parameter {name!r})")
         size = TYPES[ty].size
         ptr = next((c for c in node.children if isinstance(c, lark.Tree) and c.data == "ptr_attr"), None)
         if ptr is not None:
@@ -410,8 +457,9 @@ class _Builder:
         only on ``.u32``/``.u64`` parameters; the space is ``.const``, ``.global``, ``.local`` or
         ``.shared``; N, the alignment of the data pointed to, is a power of two). It tells ptxas
         what the pointer may address; gpusim accepts it and passes the pointer as a plain integer."""
-        if ty not in ("u32", "u64"):
-            raise self.err(node, f"parameter {name!r}: .ptr applies to .u32 and .u64 parameters only, not .{ty}")
+        if ty not in ("u32", "u64"):  # ptxas 13.0 takes .ptr on any type; gpusim keeps to the PTX ISA
+            raise self.err(node, f"parameter {name!r}: .ptr applies to .u32 and .u64 parameters only, not .{ty} "
+                                 f"(PTX ISA 9.0 §5.1.6.1; ptxas 13.0 takes it, gpusim does not support it)")
         for tok in node.children:
             if tok.type == "STATE_SPACE" and str(tok)[1:] not in ("const", "global", "local", "shared"):
                 raise self.err(tok, f"parameter {name!r}: .ptr takes the state space .const, .global, .local or "
@@ -514,7 +562,7 @@ class _Builder:
         if "sat" in mods and any(t in ("u16x2", "s16x2") for t in types):
             raise self.err(mtok, f"modifier .sat does not apply to the packed type .{types[-1]} (ptxas refuses it)")
         for group in spec.required:
-            n = sum(1 for m in mods if m in group)
+            n = len({m for m in mods if m in group})
             if n != 1:
                 choices = "/".join("." + g for g in sorted(group))
                 raise self.err(mtok, f"{mnemonic!r} needs exactly one of {choices}")

@@ -26,11 +26,16 @@ def test_every_shipped_ptx_file_parses_and_prints_back(path):
     for k in mod.kernels.values():
         text = "\n".join(i.to_ptx() for i in k.instrs)
         regs = "\n".join(f".reg .{t} {n};" for n, t in k.regs.items())
-        shared = "\n".join(f".shared .align {v.align} .b8 {v.name}[{v.size or 16}];" for v in k.variables.values())
+        shared = "\n".join(f".{v.space} .align {v.align} .b8 {v.name}[{v.size or 16}];" for v in k.variables.values()
+                           if v.space in ("shared", "local"))
+        module_vars = "".join(f".{v.space} .align {v.align} .b8 {v.name}[{v.size}];\n" for v in k.variables.values()
+                              if v.space in ("global", "const"))
         labels = {pc: name for name, pc in k.labels.items()}
         lines = [f"{labels[pc]}:\n{line}" if pc in labels else line for pc, line in enumerate(text.splitlines())]
         params = ", ".join(f".param .{p.ty} {p.name}" + (f"[{p.size}]" if p.ty == "b8" else "") for p in k.params)
-        again = parse(HEADER + f".visible .entry {k.name}({params})\n{{\n{regs}\n{shared}\n" + "\n".join(lines) + "\n}\n")
+        header = f".version {mod.version}\n.target {mod.target}\n.address_size 64\n"  # wgmma needs its sm_90a
+        again = parse(header + module_vars + f".visible .entry {k.name}({params})\n{{\n{regs}\n{shared}\n"
+                      + "\n".join(lines) + "\n}\n")
         k2 = again.kernels[k.name]
         assert [i.to_ptx() for i in k2.instrs] == [i.to_ptx() for i in k.instrs]
 
