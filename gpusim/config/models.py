@@ -290,6 +290,11 @@ class L2Spec(BaseModel):
         False, description="timing model: a line an SM reads from the far partition is also cached in its near "
         "partition (two places of the capacity; written lines keep one), so that (partitions - 1) / partitions of "
         "the lines read take two places; false = every line one place (the default)")
+    coalesce_window_cycles: float = Field(
+        0.0, ge=0, description="timing model: Hopper's L2 request coalescer: a read of sectors that an earlier "
+        "read (from any SM) requested at most this many cycles before, and whose data has not yet returned, joins "
+        "that request: it holds no L2 bandwidth, is not counted in lts__t_sectors, and its data is ready when the "
+        "earlier request's is, SM cycles; 0 = no coalescing (the default)")
     far_latency_cycles: int | None = Field(
         None,
         strict=True,

@@ -315,3 +315,28 @@ def test_each_conflict_wavefront_adds_conflict_latency_cycles(extra):
         return (spans[1] - spans[0]) / (4 * 8)
 
     assert step(8) - step(1) == pytest.approx(7 * extra)
+
+
+def test_l2_reads_of_sectors_in_flight_join_them_within_the_coalescer_window():
+    cfg = gpusim.config.load("h100").with_overrides({"l2.coalesce_window_cycles": 100.0})
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    l2, count = mem.l2, mem.count
+    first = l2.read(0.0, [7, 8], [0b1111, 0b0011])
+    # 50 cycles later, in flight: the two sectors of line 8 join (no lookup, ready with the first),
+    # the other two of line 8 are looked up.
+    l2.read(50.0, [8], [0b1111])
+    assert count["l2_read_coalesced_sectors"] == 2 and count["l2_read_sectors"] == 6 + 2
+    # A read all of whose sectors join holds no bandwidth and returns as an L2 hit would,
+    # before the first request's DRAM data.
+    assert l2.read(60.0, [7], [0b0001]) == 60.0 + cfg.l2.latency_cycles < first
+    assert count["l2_read_coalesced_sectors"] == 3 and count["l2_read_sectors"] == 8
+    # Past the window (but still in flight) a read is looked up again.
+    l2.read(150.0, [7], [0b0001])
+    assert count["l2_read_coalesced_sectors"] == 3 and count["l2_read_sectors"] == 9
+    # Atomics are never joined; with the window 0 nothing is.
+    l2.atomic(10.0, [7], [0b0010], 1, False)
+    assert count["l2_read_coalesced_sectors"] == 3
+    off = memsys.MemorySystem(cfg.with_overrides({"l2.coalesce_window_cycles": 0.0}), 1 << 16)
+    off.l2.read(0.0, [7], [0b1111])
+    off.l2.read(1.0, [7], [0b1111])
+    assert off.count["l2_read_sectors"] == 8 and off.count["l2_read_coalesced_sectors"] == 0

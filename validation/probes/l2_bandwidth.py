@@ -1,0 +1,212 @@
+"""GPU probe: the L2's read bandwidth to the SMs, with loads that bypass the L1 and with ``cp.async``.
+
+gpusim's ``l2.bandwidth_bytes_per_s`` (5.5 TB/s) was taken from a measurement on an H100 PCIe;
+Triton's fp16 matmul at 2048^3 moves 256 MiB from the L2 to the SMs in 54,479 cycles on the
+H100 SXM (4.9 KB/cycle, ncu), more than that figure allows. This probe measures the L2's read
+rate directly: every thread of a GPU-filling grid (8 CTAs of 256 threads per SM) reads 16 bytes
+per step from a buffer of ``S`` bytes that the L2 holds (it is re-read many times), as
+
+* ``ldcg``: ``__ldcg`` (``ld.global.cg.v4.f32``, cached in the L2 only), 4 steps unrolled;
+* ``cpasync``: ``cp.async.cg.shared.global`` 16 bytes, 4 in flight per thread (one commit group),
+  then ``cp.async.wait_group 0`` -- the copy Triton's pipelined loads make.
+
+and the total traffic is fixed (``STEPS`` steps of the whole grid), so cycles measure the rate.
+With ``--triton`` it then runs Triton's tutorial matmul (``validation/frontends/triton_kernels.py``,
+128x128x32 tiles, 4 warps, 3 stages) at M = N = 512, 1024, 2048 and K = 2048, for the rate per CTA.
+
+Run it under Nsight Compute on a GPU machine (clocks untouched)::
+
+    ncu --clock-control none --metrics sm__cycles_elapsed.avg,gpu__time_duration.sum,\\
+        lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,\\
+        dram__bytes_read.sum,lts__cycles_elapsed.avg,lts__t_sectors.sum.peak_sustained \\
+        --csv --page raw --print-units base --log-file $OUT/l2_bandwidth.csv \\
+        python3 validation/probes/l2_bandwidth.py [--triton] | tee $OUT/l2_bandwidth_log.txt
+
+The launches are listed in order on stdout (``warmup LABEL`` then ``launch LABEL``); ncu's rows
+follow that order (torch's own kernels are told apart by name). Needs CuPy (and torch + triton for
+``--triton``); ``CODE`` and :func:`launches` import anywhere.
+
+gpusim's side (no GPU; gpusim, and triton for the matmuls)::
+
+    python3 validation/probes/l2_bandwidth.py sim l2_bandwidth.csv OUT.json [--labels ...] [--jobs N]
+
+simulates the same launches in timing mode and writes, per launch, the H100's and gpusim's
+``sm__cycles_elapsed.avg`` and L2 read sectors (``lts__t_sectors_srcunit_tex_op_read.sum``; gpusim's
+``lts__t_sectors_op_read.sum``).
+"""
+
+from __future__ import annotations
+
+import sys
+
+CODE = r"""
+// Every thread reads 16 bytes a step from in[(tid + step * stride) & mask]: the whole grid sweeps
+// the buffer of mask + 1 float4s again and again.
+extern "C" __global__ void ldcg(const float4* __restrict__ in, float* __restrict__ out, unsigned mask,
+                                unsigned steps)
+{
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+    float acc = 0.f;
+#pragma unroll 4
+    for (unsigned i = 0; i < steps; ++i) {
+        float4 v = __ldcg(&in[(tid + i * stride) & mask]);
+        acc += v.x + v.y + v.z + v.w;
+    }
+    out[tid] = acc;
+}
+
+// The same reads as cp.async.cg of 16 bytes into shared memory, 4 in flight per thread.
+extern "C" __global__ void cpasync(const float4* __restrict__ in, float* __restrict__ out, unsigned mask,
+                                   unsigned steps)
+{
+    __shared__ float4 buf[4][256];
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+    float acc = 0.f;
+    for (unsigned i = 0; i < steps; i += 4) {
+        for (unsigned s = 0; s < 4; ++s) {
+            unsigned dst = (unsigned)__cvta_generic_to_shared(&buf[s][threadIdx.x]);
+            const float4* src = &in[(tid + (i + s) * stride) & mask];
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(dst), "l"(src) : "memory");
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("cp.async.wait_group 0;" ::: "memory");
+        acc += buf[0][threadIdx.x].x + buf[1][threadIdx.x].y + buf[2][threadIdx.x].z + buf[3][threadIdx.x].w;
+    }
+    out[tid] = acc;
+}
+"""
+
+BLOCK = 256
+CTAS_PER_SM = 8
+STEPS = 64
+#: buffer sizes (bytes): all held by the L2 (50 MiB), and one that is not
+SIZES = (2 << 20, 8 << 20, 16 << 20, 32 << 20, 256 << 20)
+#: Triton matmul shapes (M = N, K)
+MATMULS = ((512, 2048), (1024, 2048), (2048, 2048))
+
+
+def launches(sm_count: int = 132, triton: bool = False) -> list[tuple[str, str, int, int]]:
+    """``(label, kernel, buffer bytes, CTAs)`` in launch order (``kernel`` is ``"matmul"`` for the
+    Triton launches, whose ``buffer bytes`` is M = N and ``CTAs`` is K)."""
+    rows = [(f"{k} S{s >> 20}MiB", k, s, sm_count * CTAS_PER_SM) for k in ("ldcg", "cpasync") for s in SIZES
+            if k == "ldcg" or s <= 16 << 20]
+    if triton:
+        rows += [(f"triton_matmul M{m} K{k}", "matmul", m, k) for m, k in MATMULS]
+    return rows
+
+
+def main(argv: list[str]) -> None:
+    import cupy
+    import numpy as np
+
+    triton = "--triton" in argv
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    mod = cupy.RawModule(code=CODE, options=("-std=c++17",))
+    fns = {k: mod.get_function(k) for k in ("ldcg", "cpasync")}
+    buf = cupy.asarray(np.random.default_rng(0).standard_normal(max(SIZES) // 4, dtype=np.float32))
+    out = cupy.zeros(sms * CTAS_PER_SM * BLOCK, cupy.float32)
+    rows = launches(sms, triton)
+    mm = None
+    if triton:
+        import torch
+
+        from validation.frontends import triton_kernels as tk
+        mm = {}
+        for m, k in MATMULS:
+            a = torch.randn((m, k), device="cuda", dtype=torch.float16)
+            b = torch.randn((k, m), device="cuda", dtype=torch.float16)
+            mm[m, k] = (a, b, torch.empty((m, m), device="cuda", dtype=torch.float16))
+    for warm in (True, False):  # compile everything first; ncu's rows are the second pass... and the first
+        for label, kern, size, n in rows:
+            if kern == "matmul":
+                a, b, c = mm[size, n]
+                tk.launch_matmul(tk.matmul_kernel, a, b, c)
+            else:
+                fns[kern]((n,), (BLOCK,), (buf, out, np.uint32(size // 16 - 1), np.uint32(STEPS)))
+            cupy.cuda.runtime.deviceSynchronize()
+            print(f"{'warmup' if warm else 'launch'} {label}", flush=True)
+
+
+def gpu_rows(csv_path: str) -> dict[str, dict]:
+    """label -> the H100's metrics of its ``launch`` (second-pass) row in ncu's CSV."""
+    import csv
+    import io
+    import pathlib
+
+    text = pathlib.Path(csv_path).read_text()
+    rows = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
+            if r["ID"] and r["Kernel Name"] in ("ldcg", "cpasync", "matmul_kernel")]
+    labels = [lab for lab, *_ in launches(132, triton=len(rows) > 2 * len(launches()))]
+    rows = rows[len(rows) // 2:]
+    num = lambda v: float(v.replace(",", ""))  # noqa: E731
+    return {lab: {"cycles": num(r["sm__cycles_elapsed.avg"]),
+                  "l2_read_sectors": num(r["lts__t_sectors_srcunit_tex_op_read.sum"]),
+                  "xbar_read_bytes": num(r["l1tex__m_xbar2l1tex_read_bytes.sum"])} for lab, r in zip(labels, rows)}
+
+
+def simulate(label: str, gpu: str = "h100", overrides: dict | None = None) -> dict:
+    """One launch of :func:`launches` on gpusim in timing mode (same sizes, same launch shape)."""
+    import time
+
+    import numpy as np
+
+    import gpusim
+
+    t0 = time.perf_counter()
+    _, kern, size, n = next(r for r in launches(132, True) if r[0] == label)
+    with gpusim.Device(gpu, mode="timing", overrides=overrides):
+        if kern == "matmul":
+            from gpusim.frontends.triton import jit
+            from validation.frontends import triton_kernels as tk
+
+            rng = np.random.default_rng(0)
+            a = gpusim.asarray(rng.standard_normal((size, n)).astype(np.float16))
+            b = gpusim.asarray(rng.standard_normal((n, size)).astype(np.float16))
+            res = tk.launch_matmul(jit(tk.matmul_kernel), a, b, gpusim.zeros((size, size), np.float16))
+        else:
+            f = gpusim.RawModule(code=CODE, options=("-std=c++17",)).get_function(kern)
+            buf = gpusim.asarray(np.random.default_rng(0).standard_normal(size // 4, dtype=np.float32))
+            out = gpusim.zeros(n * BLOCK, np.float32)
+            res = f((n,), (BLOCK,), (buf, out, np.uint32(size // 16 - 1), np.uint32(STEPS)))
+    m = res.metrics
+    return {"cycles": float(m["sm__cycles_elapsed.avg"]), "l2_read_sectors": float(m["lts__t_sectors_op_read.sum"]),
+            "timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
+
+
+def sim(argv: list[str]) -> None:
+    import argparse
+    import json
+    import pathlib
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    p = argparse.ArgumentParser(prog="l2_bandwidth.py sim")
+    p.add_argument("csv")
+    p.add_argument("out")
+    p.add_argument("--labels", nargs="+", default=None)
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--gpu", default="h100")
+    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="config overrides (TOML values)")
+    a = p.parse_args(argv)
+    import tomllib
+    over = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (kv.split("=", 1) for kv in a.set)}
+    truth = gpu_rows(a.csv)
+    labels = a.labels or list(truth)
+    rows = []
+    with ProcessPoolExecutor(a.jobs) as pool:  # each row printed and written as soon as it is done
+        futures = {pool.submit(simulate, lab, a.gpu, over): lab for lab in labels}
+        for f in as_completed(futures):
+            lab, g, s = futures[f], truth[futures[f]], f.result()
+            err = 100 * (s["cycles"] / g["cycles"] - 1)
+            rows.append({"launch": lab, "gpu": g, "gpusim": s, "error_pct": round(err, 1)})
+            print(f"{lab:28s} H100 {g['cycles']:>9,.0f}  gpusim {s['cycles']:>9,.0f}  {err:+6.1f} %   L2 read sectors "
+                  f"H100 {g['l2_read_sectors']:>11,.0f}  gpusim {s['l2_read_sectors']:>11,.0f}  ({s['host_seconds']} s)",
+                  flush=True)
+            pathlib.Path(a.out).write_text(json.dumps({"gpu_config": a.gpu, "overrides": over, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
+    if sys.argv[1:2] == ["sim"]:
+        sim(sys.argv[2:])
+    else:
+        main(sys.argv[1:])
