@@ -293,8 +293,8 @@ class L2Spec(BaseModel):
     coalesce_window_cycles: float = Field(
         0.0, ge=0, description="timing model: Hopper's L2 request coalescer: a read of sectors that an earlier "
         "read (from any SM) requested at most this many cycles before, and whose data has not yet returned, joins "
-        "that request: it holds no L2 bandwidth, is not counted in lts__t_sectors, and its data is ready when the "
-        "earlier request's is, SM cycles; 0 = no coalescing (the default)")
+        "that request: it holds no L2 bandwidth, is not counted in lts__t_sectors, and its data returns one L2 latency "
+        "later, as a hit's; SM cycles; 0 = no coalescing (the default)")
     far_latency_cycles: int | None = Field(
         None,
         strict=True,
