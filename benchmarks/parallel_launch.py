@@ -43,18 +43,7 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-SOFTMAX = r"""
-extern "C" __global__ void softmax_rows(const float* x, float* y, int cols) {
-    const float* r = x + blockIdx.x * cols;
-    float m = -3.402823466e38f;
-    for (int j = threadIdx.x; j < cols; j += 32) m = fmaxf(m, r[j]);
-    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-    float s = 0.0f;
-    for (int j = threadIdx.x; j < cols; j += 32) s += expf(r[j] - m);
-    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
-    for (int j = threadIdx.x; j < cols; j += 32) y[blockIdx.x * cols + j] = expf(r[j] - m) / s;
-}
-"""
+from validation.frontends.cuda_kernels import SOURCE as SOFTMAX  # noqa: E402  (holds softmax_rows)
 
 #: name -> (mode, kind, full size, quick size, warm-up size)
 WORKLOADS = {
