@@ -267,9 +267,9 @@ class L2:
         #: partitions, where a line read from the far one also takes a place in the near one
         self.far_parts = parts if cfg.l2.localizes_far_reads and parts > 1 else 0
         #: ``l2.coalesce_window_cycles``: line -> (sectors requested, cycle their data is ready, cycle
-        #: requested) of the reads in flight, which a later read of the same sectors joins (None:
+        #: requested, requesting SM) of the reads in flight, which a later read of the same sectors joins (None:
         #: reads are not coalesced)
-        self.pending: dict[int, tuple[int, float, float]] | None = {} if cfg.l2.coalesce_window_cycles else None
+        self.pending: dict[int, tuple[int, float, float, int]] | None = {} if cfg.l2.coalesce_window_cycles else None
         self.window = cfg.l2.coalesce_window_cycles
         self._prune_at = 1 << 16
         self.free = 0.0
@@ -353,15 +353,15 @@ class L2:
         return _PAIRS[miss] if self.pairs else miss
 
     def read(self, t: float, lines: list[int], masks: list[int], op: str = "read",
-             served: dict[int, str] | None = None) -> float:
+             served: dict[int, str] | None = None, source: int = -1) -> float:
         """Read sectors (filling misses from DRAM, in granules); return the cycle the data is
         ready. ``op`` names the counters (``read``, ``atom``, ``red``). With
         ``l2.coalesce_window_cycles``, the sectors of a ``read`` still in flight for an earlier read
-        join it (:meth:`_join`)."""
+        by another ``source`` (the SM whose L1 asks; -1: none) join it (:meth:`_join`)."""
         c = self.count
         joined = None
         if self.pending is not None and op == "read":
-            lines, masks, joined = self._join(t, lines, masks, served)
+            lines, masks, joined = self._join(t, lines, masks, served, source)
             if not lines:
                 return joined
         n = sum(_POPCOUNT[m] for m in masks)
@@ -390,14 +390,15 @@ class L2:
         if dram_bytes:
             done = self.dram.read(start, dram_bytes) + self.far_extra
         if self.pending is not None and op == "read":
-            self._note_pending(t, lines, masks, done)
+            self._note_pending(t, lines, masks, done, source)
         return done if joined is None else max(done, joined)
 
-    def _join(self, t: float, lines: list[int], masks: list[int],
-              served: dict[int, str] | None) -> tuple[list[int], list[int], float | None]:
+    def _join(self, t: float, lines: list[int], masks: list[int], served: dict[int, str] | None,
+              source: int) -> tuple[list[int], list[int], float | None]:
         """The L2 request coalescer (``l2.coalesce_window_cycles``): the sectors of a read at cycle
-        ``t`` that an earlier read requested at most the window before, and whose data is not yet
-        ready, are served with that request: they hold no L2 bandwidth and are not counted as
+        ``t`` that an earlier read by another SM requested at most the window before, and whose
+        data is not yet ready, are served with that request (the same SM's repeats are looked up
+        again: the H100 counts a misaligned warp load's shared sector twice, §6 row 'i+1'): they hold no L2 bandwidth and are not counted as
         lookups (``lts__t_sectors`` counts after the coalescer, NCU "lrc" unit); their data returns
         one L2 latency after ``t``, as a hit's. Returns the lines and masks left to look up, and that
         ready cycle (None: none joined). Evidence: ``validation/probes/l2_bandwidth.py`` --
@@ -410,7 +411,7 @@ class L2:
         coalesced = 0
         for line, mask in zip(lines, masks):
             p = pending.get(line)
-            if p is not None and t - p[2] <= self.window and p[1] > t and mask & p[0]:
+            if p is not None and p[3] != source and t - p[2] <= self.window and p[1] > t and mask & p[0]:
                 both = mask & p[0]
                 coalesced += _POPCOUNT[both]
                 if served is not None:
@@ -424,7 +425,7 @@ class L2:
         self.count["l2_read_coalesced_sectors"] += coalesced
         return left_lines, left_masks, t + self.latency
 
-    def _note_pending(self, t: float, lines: list[int], masks: list[int], ready: float) -> None:
+    def _note_pending(self, t: float, lines: list[int], masks: list[int], ready: float, source: int) -> None:
         """Sectors ``masks`` of ``lines`` are in flight until ``ready`` (for :meth:`_join`)."""
         pending = self.pending
         if len(pending) > self._prune_at:  # forget the requests done (amortised: the bound doubles)
@@ -434,9 +435,9 @@ class L2:
         for line, mask in zip(lines, masks):
             p = pending.get(line)
             if p is not None and t - p[2] <= self.window and p[1] > t:
-                pending[line] = (p[0] | mask, max(p[1], ready), p[2])
+                pending[line] = (p[0] | mask, max(p[1], ready), p[2], p[3])
             else:
-                pending[line] = (mask, ready, t)
+                pending[line] = (mask, ready, t, source)
 
     def take_write_requests(self, t: float, n: int) -> float:
         """``n`` write requests arrive at cycle ``t``; returns the cycle the port has taken the last
@@ -539,6 +540,7 @@ class L1:
         capacity_lines: 128 B lines it holds for this launch (unified array minus carveout).
         l2: the L2 it misses to.
         count: the memory system's counters.
+        sm: the SM it belongs to (the L2's request coalescer joins reads of different SMs only).
 
     Attributes:
         free: the cycle the tag stage is free again (the SM's ``lg_throttle`` compares its
@@ -548,9 +550,9 @@ class L1:
     method returns the cycle the request completes.
     """
 
-    def __init__(self, cfg: GPUConfig, capacity_lines: int, l2: L2, count: collections.Counter):
+    def __init__(self, cfg: GPUConfig, capacity_lines: int, l2: L2, count: collections.Counter, sm: int = -1):
         self.cache = SectorCache(capacity_lines)
-        self.l2, self.count = l2, count
+        self.l2, self.count, self.sm = l2, count, sm
         self.latency = cfg.l1.latency_cycles
         self.tag_lines = cfg.l1.tag_lines_per_cycle
         self.combine = cfg.l1.write_combine_lines
@@ -574,7 +576,7 @@ class L1:
         stage = len(lines) if wavefronts is None else max(wavefronts, len(lines) / self.tag_lines)
         t = self._stage(now, stage)
         if not cache_l1:
-            return self.l2.read(t, lines, masks, served=served)
+            return self.l2.read(t, lines, masks, served=served, source=self.sm)
         cache = self.cache
         miss_lines, miss_masks = [], []
         hits = 0
@@ -589,7 +591,7 @@ class L1:
         self.count["l1_ld_hits"] += hits
         done = t + self.latency
         if miss_lines:
-            done = max(done, self.l2.read(t, miss_lines, miss_masks, served=served))
+            done = max(done, self.l2.read(t, miss_lines, miss_masks, served=served, source=self.sm))
             for line, mask in zip(miss_lines, miss_masks):
                 cache.fill(line, mask)
         return done
@@ -661,7 +663,7 @@ class MemorySystem:
         """SM ``sm``'s L1 (made empty on first use)."""
         l1 = self.l1s.get(sm)
         if l1 is None:
-            l1 = self.l1s[sm] = L1(self.cfg, self.l1_lines, self.l2, self.count)
+            l1 = self.l1s[sm] = L1(self.cfg, self.l1_lines, self.l2, self.count, sm)
         return l1
 
     # ---------------------------------------------------------------- accesses

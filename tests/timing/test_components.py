@@ -321,22 +321,25 @@ def test_l2_reads_of_sectors_in_flight_join_them_within_the_coalescer_window():
     cfg = gpusim.config.load("h100").with_overrides({"l2.coalesce_window_cycles": 100.0})
     mem = memsys.MemorySystem(cfg, 1 << 16)
     l2, count = mem.l2, mem.count
-    first = l2.read(0.0, [7, 8], [0b1111, 0b0011])
+    first = l2.read(0.0, [7, 8], [0b1111, 0b0011], source=0)
     # 50 cycles later, in flight: the two sectors of line 8 join (no lookup, ready with the first),
     # the other two of line 8 are looked up.
-    l2.read(50.0, [8], [0b1111])
+    l2.read(50.0, [8], [0b1111], source=1)
     assert count["l2_read_coalesced_sectors"] == 2 and count["l2_read_sectors"] == 6 + 2
+    # The same SM's repeat is looked up again (its L1's business, not the coalescer's).
+    l2.read(55.0, [8], [0b0001], source=0)
+    assert count["l2_read_coalesced_sectors"] == 2 and count["l2_read_sectors"] == 9
     # A read all of whose sectors join holds no bandwidth and returns as an L2 hit would,
     # before the first request's DRAM data.
-    assert l2.read(60.0, [7], [0b0001]) == 60.0 + cfg.l2.latency_cycles < first
-    assert count["l2_read_coalesced_sectors"] == 3 and count["l2_read_sectors"] == 8
-    # Past the window (but still in flight) a read is looked up again.
-    l2.read(150.0, [7], [0b0001])
+    assert l2.read(60.0, [7], [0b0001], source=2) == 60.0 + cfg.l2.latency_cycles < first
     assert count["l2_read_coalesced_sectors"] == 3 and count["l2_read_sectors"] == 9
+    # Past the window (but still in flight) a read is looked up again.
+    l2.read(150.0, [7], [0b0001], source=2)
+    assert count["l2_read_coalesced_sectors"] == 3 and count["l2_read_sectors"] == 10
     # Atomics are never joined; with the window 0 nothing is.
     l2.atomic(10.0, [7], [0b0010], 1, False)
     assert count["l2_read_coalesced_sectors"] == 3
     off = memsys.MemorySystem(cfg.with_overrides({"l2.coalesce_window_cycles": 0.0}), 1 << 16)
-    off.l2.read(0.0, [7], [0b1111])
-    off.l2.read(1.0, [7], [0b1111])
+    off.l2.read(0.0, [7], [0b1111], source=0)
+    off.l2.read(1.0, [7], [0b1111], source=1)
     assert off.count["l2_read_sectors"] == 8 and off.count["l2_read_coalesced_sectors"] == 0
