@@ -353,14 +353,17 @@ class L2:
         return _PAIRS[miss] if self.pairs else miss
 
     def read(self, t: float, lines: list[int], masks: list[int], op: str = "read",
-             served: dict[int, str] | None = None, source: int = -1) -> float:
+             served: dict[int, str] | None = None, source: int | None = None) -> float:
         """Read sectors (filling misses from DRAM, in granules); return the cycle the data is
         ready. ``op`` names the counters (``read``, ``atom``, ``red``). With
         ``l2.coalesce_window_cycles``, the sectors of a ``read`` still in flight for an earlier read
-        by another ``source`` (the SM whose L1 asks; -1: none) join it (:meth:`_join`)."""
+        by another ``source`` join it (:meth:`_join`); ``source``: the SM of a read that bypasses
+        its L1 (``ld.global.cg``, ``cp.async.cg``), None for the other reads, which the coalescer
+        leaves alone (measured: the gmem_offset probe's L1-allocating loads are looked up 16 x 33
+        times on the H100, their sectors shared by neighbouring SMs' warps counted twice)."""
         c = self.count
         joined = None
-        if self.pending is not None and op == "read":
+        if self.pending is not None and source is not None:
             lines, masks, joined = self._join(t, lines, masks, served, source)
             if not lines:
                 return joined
@@ -389,17 +392,16 @@ class L2:
         c[f"l2_{op}_requests"] += len(lines)
         if dram_bytes:
             done = self.dram.read(start, dram_bytes) + self.far_extra
-        if self.pending is not None and op == "read":
+        if self.pending is not None and source is not None:
             self._note_pending(t, lines, masks, done, source)
         return done if joined is None else max(done, joined)
 
     def _join(self, t: float, lines: list[int], masks: list[int], served: dict[int, str] | None,
               source: int) -> tuple[list[int], list[int], float | None]:
-        """The L2 request coalescer (``l2.coalesce_window_cycles``): the sectors of a read at cycle
-        ``t`` that an earlier read by another SM requested at most the window before, and whose
-        data is not yet ready, are served with that request (the same SM's repeats are looked up
-        again: the H100 counts a misaligned warp load's shared sector twice, §6 row 'i+1'): they hold no L2 bandwidth and are not counted as
-        lookups (``lts__t_sectors`` counts after the coalescer, NCU "lrc" unit); their data returns
+        """The L2 request coalescer (``l2.coalesce_window_cycles``): the sectors of an L1-bypassing
+        read at cycle ``t`` that such a read by another SM requested at most the window before,
+        and whose data is not yet ready, are served with that request: they hold no L2 bandwidth
+        and are not counted as lookups (``lts__t_sectors`` counts after the coalescer, NCU "lrc" unit); their data returns
         one L2 latency after ``t``, as a hit's. Returns the lines and masks left to look up, and that
         ready cycle (None: none joined). Evidence: ``validation/probes/l2_bandwidth.py`` --
         Triton's 2048^3 fp16 matmul on the H100 moves 268 MB over the crossbar to the SMs
@@ -540,7 +542,8 @@ class L1:
         capacity_lines: 128 B lines it holds for this launch (unified array minus carveout).
         l2: the L2 it misses to.
         count: the memory system's counters.
-        sm: the SM it belongs to (the L2's request coalescer joins reads of different SMs only).
+        sm: the SM it belongs to (the L2's request coalescer joins the L1-bypassing reads of
+            different SMs only).
 
     Attributes:
         free: the cycle the tag stage is free again (the SM's ``lg_throttle`` compares its
@@ -591,7 +594,7 @@ class L1:
         self.count["l1_ld_hits"] += hits
         done = t + self.latency
         if miss_lines:
-            done = max(done, self.l2.read(t, miss_lines, miss_masks, served=served, source=self.sm))
+            done = max(done, self.l2.read(t, miss_lines, miss_masks, served=served))
             for line, mask in zip(miss_lines, miss_masks):
                 cache.fill(line, mask)
         return done
