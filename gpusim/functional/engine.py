@@ -250,6 +250,8 @@ class ChunkExecutor:
         memory that no thread of the chunk will write (a lock never released, a flag never set)."""
         if self.steps == self.parked_at_step and self.n_parked == lanes.size:
             self.idle_unparks += 1
+            # Only the chunked engine runs every thread that could write: in timing mode another
+            # SM's CTAs still may (the launch's watchdog and budgets judge there).
             if self.idle_unparks >= 8 and type(self) is ChunkExecutor:
                 self._spin_deadlock(lanes)
         else:
