@@ -57,7 +57,8 @@ import numpy as np
 from gpusim.errors import GpusimError
 from gpusim.functional.engine import ChunkExecutor, Grid
 from gpusim.functional.memory import SHARED_ALLOCATIONS, GlobalMemory
-from gpusim.functional.watchdog import EPOCH
+from gpusim.functional.watchdog import EPOCH, TIME_SPECIALS
+from gpusim.procs import die_with_parent
 from isa.ir import Addr, Kernel, Special
 from isa.opcodes import Kind
 
@@ -92,7 +93,6 @@ CTA_LOCAL_KINDS = frozenset({Kind.ALU, Kind.MOV, Kind.CVTA, Kind.BRA, Kind.EXIT,
 
 _CTA_SPACES = frozenset({"shared", "shared::cta"})
 _ORDERED = frozenset({"volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio"})
-_TIME_SPECIALS = ("clock", "clock64", "globaltimer")
 _BARRIERS = frozenset({"bar", "barrier", "bar.red", "barrier.red"})
 
 
@@ -137,7 +137,7 @@ def serial_reason(kernel: Kernel) -> str | None:
     chunks may run in parallel (module docstring)."""
     def timed(op) -> bool:
         if isinstance(op, Special):
-            return op.name in _TIME_SPECIALS
+            return op.name in TIME_SPECIALS
         return isinstance(op, Addr) and timed(op.base)
 
     for ins in kernel.instrs:
@@ -209,20 +209,6 @@ def combine(paths: list[str]) -> str:
     return f"{workers} workers ({chunks} chunks)"
 
 
-def _die_with_parent(parent: int) -> None:
-    """In a worker: ask Linux to kill this process when the launching process dies (as
-    :func:`gpusim.sweep.runner._die_with_parent` does for the sweep's pool)."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
-
-
 def _keep_freed_memory() -> None:
     """In a worker: ask glibc's malloc to keep freed memory and serve numpy's temporaries from its
     heap (no trimming, ``mmap`` only above 32 MiB). A forked worker starts with the parent's heap
@@ -245,7 +231,7 @@ def _worker(conn, parent: int, state, chunks: list[tuple[int, int]], args: tuple
     them; send ``("chunk", i, collect(executor))`` after chunk ``i`` if ``collect`` is given, then
     ``("ok", warp counts, thread counts, stats, warnings)``, or on an exception in chunk ``i``
     ``("fault", i, pickled exception or None, its text and traceback, warnings)``."""
-    _die_with_parent(parent)
+    die_with_parent(parent)
     _keep_freed_memory()
     kernel, grid, params, memory, dynamic_shared, sm_count, max_warps, max_steps = args
     counters = (np.zeros(n_counters, np.int64), np.zeros(n_counters, np.int64))

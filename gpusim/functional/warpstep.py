@@ -53,7 +53,6 @@ __all__ = ["CTAStepper", "Step", "DONE", "MAX_AHEAD", "cta_specific", "reads_spe
 
 #: Outcomes a warp may have queued ahead of its issue (bounds memory in barrier-free loops).
 MAX_AHEAD = 256
-_TIMED_SPECIALS = ("clock", "clock64", "globaltimer")
 
 _NO_ACCESS: list = []
 #: Next PC of a warp that has no runnable lane (all exited, or all waiting at a barrier).
@@ -306,7 +305,7 @@ def reads_specials(kernel: Kernel, names: tuple[str, ...]) -> np.ndarray:
 
 def _batchable(kernel: Kernel) -> np.ndarray:
     """Per PC: may the instruction run for several warps before they issue it?"""
-    return ~reads_specials(kernel, _TIMED_SPECIALS)
+    return ~reads_specials(kernel, _watchdog.TIME_SPECIALS)
 
 
 def cta_specific(kernel: Kernel) -> bool:

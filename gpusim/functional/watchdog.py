@@ -32,7 +32,8 @@ import numpy as np
 from isa.ir import Addr, Kernel, Special
 from isa.opcodes import Kind
 
-__all__ = ["EPOCH", "INTERVAL_S", "PURE_KINDS", "Watchdog", "checkable", "fingerprint", "impure_pcs"]
+__all__ = ["EPOCH", "INTERVAL_S", "PURE_KINDS", "TIME_SPECIALS", "Watchdog", "checkable", "fingerprint",
+           "impure_pcs"]
 
 #: Instruction kinds that change only registers and PCs (their effects are in the fingerprint).
 PURE_KINDS = frozenset({Kind.ALU, Kind.MOV, Kind.CVTA, Kind.BRA, Kind.LD, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK,
@@ -40,7 +41,7 @@ PURE_KINDS = frozenset({Kind.ALU, Kind.MOV, Kind.CVTA, Kind.BRA, Kind.LD, Kind.S
 #: Seconds of wall time between two fingerprints (at least; more when fingerprints are costly).
 INTERVAL_S = 0.25
 #: Special registers whose values are the time, not part of the state: kernels that read them are not checked.
-_TIME_SPECIALS = ("clock", "clock64", "globaltimer")
+TIME_SPECIALS = ("clock", "clock64", "globaltimer")
 
 
 class _Epoch:
@@ -73,7 +74,7 @@ def checkable(kernel: Kernel) -> bool:
     """Whether the repeat check applies: the kernel reads no clock or timer."""
     def reads(op) -> bool:
         if isinstance(op, Special):
-            return op.name in _TIME_SPECIALS
+            return op.name in TIME_SPECIALS
         return isinstance(op, Addr) and reads(op.base)
     return not any(reads(op) for ins in kernel.instrs for op in ins.operands)
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from gpusim.errors import GpusimError
+from gpusim.procs import die_with_parent
 
 __all__ = ["Backend", "backend", "run_point", "DASK_HINT", "default_jobs"]
 
@@ -110,26 +111,11 @@ class ProcessBackend(Backend):
 
 
 def _pool_worker(parent: int) -> None:
-    """Pool-worker initializer: die with the parent (:func:`_die_with_parent`), and run each launch's
-    CTAs in this worker alone (``GPUSIM_JOBS=1``, :mod:`gpusim.functional.parallel`): the pool
-    already has a process per core, and workers of workers would multiply them."""
+    """Pool-worker initializer: die with the parent (:func:`gpusim.procs.die_with_parent`),
+    and run each launch's CTAs in this worker alone (``GPUSIM_JOBS=1``, :mod:`gpusim.functional.parallel`):
+    the pool already has a process per core, and workers of workers would multiply them."""
     os.environ["GPUSIM_JOBS"] = "1"
-    _die_with_parent(parent)
-
-
-def _die_with_parent(parent: int) -> None:
-    """Pool-worker initializer: on Linux, ask the kernel to kill this worker when the process that
-    started it dies (a sweep killed with SIGKILL must not leave workers waiting forever)."""
-    try:
-        import ctypes
-        import signal
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return  # not Linux: nothing to ask for
-    if os.getppid() != parent:  # the parent died before the request took effect
-        os._exit(1)
+    die_with_parent(parent)
 
 
 class DaskBackend(Backend):
