@@ -267,8 +267,8 @@ class L2:
         #: partitions, where a line read from the far one also takes a place in the near one
         self.far_parts = parts if cfg.l2.localizes_far_reads and parts > 1 else 0
         #: ``l2.coalesce_window_cycles``: line -> (sectors requested, cycle their data is ready, cycle
-        #: requested, requesting SM) of the reads in flight, which a later read of the same sectors joins (None:
-        #: reads are not coalesced)
+        #: requested, requesting SM) of the L1-bypassing reads in flight, which a later such read of
+        #: the same sectors joins (None: reads are not coalesced)
         self.pending: dict[int, tuple[int, float, float, int]] | None = {} if cfg.l2.coalesce_window_cycles else None
         self.window = cfg.l2.coalesce_window_cycles
         self._prune_at = 1 << 16
@@ -401,9 +401,9 @@ class L2:
         """The L2 request coalescer (``l2.coalesce_window_cycles``): the sectors of an L1-bypassing
         read at cycle ``t`` that such a read by another SM requested at most the window before,
         and whose data is not yet ready, are served with that request: they hold no L2 bandwidth
-        and are not counted as lookups (``lts__t_sectors`` counts after the coalescer, NCU "lrc" unit); their data returns
-        one L2 latency after ``t``, as a hit's. Returns the lines and masks left to look up, and that
-        ready cycle (None: none joined). Evidence: ``validation/probes/l2_bandwidth.py`` --
+        and are not counted as lookups (``lts__t_sectors`` counts after the coalescer, NCU "lrc"
+        unit); their data returns one L2 latency after ``t``, as a hit's. Returns the lines and
+        masks left to look up, and that ready cycle (None: none joined). Evidence: ``validation/probes/l2_bandwidth.py`` --
         Triton's 2048^3 fp16 matmul on the H100 moves 268 MB over the crossbar to the SMs
         (``l1tex__m_xbar2l1tex_read_bytes``) for 153 MB of L2 lookups
         (``lts__t_sectors_srcunit_tex_op_read``), its 256 CTAs reading the same tiles at about the
