@@ -273,7 +273,15 @@ class L2Spec(BaseModel):
     latency_cycles: int = _int("load-to-use latency of a global load that hits in the near L2 partition, SM cycles "
         "(at most 100000: ASSUMED bound, over 100 times the slowest DRAM latency measured, §3)", ge=1, le=100_000)
     bandwidth_bytes_per_s: float = Field(
-        ..., gt=0, description="L2 data bandwidth of the whole device (all slices), bytes per second")
+        ..., gt=0, description="L2 data bandwidth of the whole device (all slices) for the sectors it reads "
+        "(loads, atomics), bytes per second; also for the sectors it writes unless write_bandwidth_bytes_per_s is set")
+    write_bandwidth_bytes_per_s: float | None = Field(
+        None, gt=0, description="timing model: the same slices' rate for the sectors stores write, which share "
+        "the slices' time with the reads, bytes per second; null = bandwidth_bytes_per_s (the default)")
+    write_data_bytes_per_s: float | None = Field(
+        None, gt=0, description="timing model: the rate store data travels from the SMs to the L2, GPU-wide, a "
+        "path of its own before the slices (a store waits its turn, and its SM's L1 with it, as for "
+        "write_requests_per_cycle), bytes per second; null = no limit beyond the slices (the default)")
     write_requests_per_cycle: float = Field(
         0.0, ge=0, description="timing model: write requests (one per line a store sends after write combining) "
         "the whole L2 accepts a cycle; a store waits its turn, and its SM's L1 with it, requests per SM cycle; "
@@ -291,10 +299,11 @@ class L2Spec(BaseModel):
         "partition (two places of the capacity; written lines keep one), so that (partitions - 1) / partitions of "
         "the lines read take two places; false = every line one place (the default)")
     coalesce_window_cycles: float = Field(
-        0.0, ge=0, description="timing model: Hopper's L2 request coalescer: a read of sectors that an earlier "
-        "read (from any SM) requested at most this many cycles before, and whose data has not yet returned, joins "
-        "that request: it holds no L2 bandwidth, is not counted in lts__t_sectors, and its data returns one L2 latency "
-        "later, as a hit's; SM cycles; 0 = no coalescing (the default)")
+        0.0, ge=0, description="timing model: Hopper's L2 request coalescer: a read that bypasses the L1 "
+        "(ld.global.cg, cp.async.cg, volatile) of sectors that such a read by another SM requested at most this many "
+        "cycles before, and whose data has not yet returned, joins "
+        "that request: it holds no L2 bandwidth, is not counted in lts__t_sectors, and its data returns with that "
+        "request's (at least one L2 latency later); SM cycles; 0 = no coalescing (the default)")
     far_latency_cycles: int | None = Field(
         None,
         strict=True,

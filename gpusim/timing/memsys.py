@@ -29,9 +29,15 @@ The model, with its sources (hardware-facts.md section numbers):
   ``l2.localizes_far_reads``, as the second place a line read from it takes in
   the reader's near partition: a hash gives (partitions - 1) / partitions of the
   lines read two places, a write leaves a line one), write-back
-  and write-allocate, with a bandwidth server of ``l2.bandwidth_bytes_per_s``
-  and a write-request port of ``l2.write_requests_per_cycle`` (the L1 combines
-  a store's lines with its recent ones first, ``l1.write_combine_lines``).
+  and write-allocate, with a bandwidth server that reads and writes share (a
+  sector read holds it ``sector / l2.bandwidth_bytes_per_s``, one written
+  ``sector / l2.write_bandwidth_bytes_per_s``), and in front of it, for stores,
+  a write-request port of ``l2.write_requests_per_cycle`` (the L1 combines a
+  store's lines with its recent ones first, ``l1.write_combine_lines``) and a
+  write-data path of ``l2.write_data_bytes_per_s``. Measured on the H100
+  (``validation/probes/l2_bandwidth.py``): reads alone 107 sectors a cycle,
+  stores alone 62, a copy 46 of each at once: stores have a path of their own
+  that reads do not hold, and share the slices with them.
   A sector written in part while not present is completed from DRAM when it
   is evicted or read. Atomics and reductions execute there; lanes updating one
   address are applied one after the other, ``l2.atomic_serial_cycles`` each
@@ -256,7 +262,12 @@ class L2:
         self.cache = SectorCache(cfg.l2.size_bytes // cfg.l2.line_bytes)
         self.dram, self.count = dram, count
         self.sector = cfg.l2.sector_bytes
-        self.bytes_per_cycle = cfg.l2.bandwidth_bytes_per_s / cfg.clock_hz
+        #: the slices' server: bytes of sectors read / written it takes a cycle
+        self.read_bytes_per_cycle = cfg.l2.bandwidth_bytes_per_s / cfg.clock_hz
+        self.write_bytes_per_cycle = (cfg.l2.write_bandwidth_bytes_per_s or cfg.l2.bandwidth_bytes_per_s) / cfg.clock_hz
+        #: the write-data path: bytes of sectors written it takes a cycle (None: not modelled)
+        self.write_data_bytes_per_cycle = (cfg.l2.write_data_bytes_per_s / cfg.clock_hz
+                                           if cfg.l2.write_data_bytes_per_s else None)
         self.latency = cfg.l2.latency_cycles
         self.pairs = cfg.dram.access_granularity_bytes > self.sector
         self.atomic_serial = cfg.l2.atomic_serial_cycles
@@ -275,6 +286,7 @@ class L2:
         self.free = 0.0
         self.write_request_cycles = 1.0 / cfg.l2.write_requests_per_cycle if cfg.l2.write_requests_per_cycle else 0.0
         self.requests_free = 0.0   # the cycle the write-request port takes the next request
+        self.data_free = 0.0       # the cycle the write-data path takes the next sector
         self.write_queue = cfg.l2.write_queue_cycles
         #: Sectors written in part while not present: line -> 4-bit sector mask, and sector -> the
         #: 32-bit mask of its bytes written. The rest of such a sector is read from DRAM when it is
@@ -296,9 +308,10 @@ class L2:
         """Sectors held dirty (written, not yet written back)."""
         return self.cache.dirty_sectors()
 
-    def _serve(self, t: float, n_sectors: int) -> float:
+    def _serve(self, t: float, n_sectors: int, bytes_per_cycle: float) -> float:
+        """``n_sectors`` through the slices' server at ``bytes_per_cycle`` from cycle ``t``: returns their start."""
         start = max(t, self.free)
-        self.free = start + n_sectors * self.sector / self.bytes_per_cycle
+        self.free = start + n_sectors * self.sector / bytes_per_cycle
         return start
 
     def _evicted(self, evicted: list[tuple[int, int]]) -> tuple[int, int]:
@@ -368,7 +381,7 @@ class L2:
             if not lines:
                 return joined
         n = sum(_POPCOUNT[m] for m in masks)
-        start = self._serve(t, n)
+        start = self._serve(t, n, self.read_bytes_per_cycle)
         done = start + self.latency
         dram_bytes = 0
         cache = self.cache
@@ -402,8 +415,9 @@ class L2:
         read at cycle ``t`` that such a read by another SM requested at most the window before,
         and whose data is not yet ready, are served with that request: they hold no L2 bandwidth
         and are not counted as lookups (``lts__t_sectors`` counts after the coalescer, NCU "lrc"
-        unit); their data returns one L2 latency after ``t``, as a hit's. Returns the lines and
-        masks left to look up, and that ready cycle (None: none joined). Evidence: ``validation/probes/l2_bandwidth.py`` --
+        unit); their data returns with that request's, and at least one L2 latency after ``t``
+        (a read joining a DRAM miss waits for the DRAM). Returns the lines and masks left to look
+        up, and the cycle the joined data is ready (None: none joined). Evidence: ``validation/probes/l2_bandwidth.py`` --
         Triton's 2048^3 fp16 matmul on the H100 moves 268 MB over the crossbar to the SMs
         (``l1tex__m_xbar2l1tex_read_bytes``) for 153 MB of L2 lookups
         (``lts__t_sectors_srcunit_tex_op_read``), its 256 CTAs reading the same tiles at about the
@@ -411,11 +425,13 @@ class L2:
         pending = self.pending
         left_lines, left_masks = [], []
         coalesced = 0
+        ready = t + self.latency
         for line, mask in zip(lines, masks):
             p = pending.get(line)
             if p is not None and p[3] != source and t - p[2] <= self.window and p[1] > t and mask & p[0]:
                 both = mask & p[0]
                 coalesced += _POPCOUNT[both]
+                ready = max(ready, p[1])
                 if served is not None:
                     _record(served, line, both, "L2")
                 mask &= ~both
@@ -425,7 +441,7 @@ class L2:
         if not coalesced:
             return left_lines, left_masks, None
         self.count["l2_read_coalesced_sectors"] += coalesced
-        return left_lines, left_masks, t + self.latency
+        return left_lines, left_masks, ready
 
     def _note_pending(self, t: float, lines: list[int], masks: list[int], ready: float, source: int) -> None:
         """Sectors ``masks`` of ``lines`` are in flight until ``ready`` (for :meth:`_join`)."""
@@ -441,15 +457,22 @@ class L2:
             else:
                 pending[line] = (mask, ready, t, source)
 
-    def take_write_requests(self, t: float, n: int) -> float:
-        """``n`` write requests arrive at cycle ``t``; returns the cycle the port has taken the last
-        (``l2.write_requests_per_cycle`` of them a cycle, GPU-wide; ``t`` when unlimited)."""
+    def take_writes(self, t: float, n: int, sectors: int) -> float:
+        """``n`` write requests of ``sectors`` sectors in all arrive at cycle ``t``; returns the
+        cycle the last is taken: by the request port (``l2.write_requests_per_cycle`` requests a
+        cycle, GPU-wide), then by the write-data path (``l2.write_data_bytes_per_s``); ``t`` when
+        neither is limited."""
         self.count["l2_write_requests"] += n
-        if not self.write_request_cycles or not n:
-            return t
-        start = max(t, self.requests_free)
-        self.requests_free = start + n * self.write_request_cycles
-        return self.requests_free - self.write_request_cycles
+        if self.write_request_cycles and n:
+            start = max(t, self.requests_free)
+            self.requests_free = start + n * self.write_request_cycles
+            t = self.requests_free - self.write_request_cycles
+        if self.write_data_bytes_per_cycle and sectors:
+            per = self.sector / self.write_data_bytes_per_cycle
+            start = max(t, self.data_free)
+            self.data_free = start + sectors * per
+            t = self.data_free - per
+        return t
 
     def write(self, t: float, lines: list[int], masks: list[int], n: int,
               partial: list[tuple[int, int]] = ()) -> float:
@@ -459,7 +482,7 @@ class L2:
         partial until its other bytes are written too; its rest is read from DRAM when it is evicted or read. Returns the cycle L2 has
         accepted the write."""
         self.count["l2_write_sectors"] += n
-        start = self._serve(t, n)
+        start = self._serve(t, n, self.write_bytes_per_cycle)
         self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
             self._fill(line, mask, True, start)
@@ -605,8 +628,9 @@ class L1:
 
         Write combining: a line among the SM's last ``l1.write_combine_lines`` stored lines (LRU)
         joins that line's request; every other line is an L2 write request, and the L2 takes
-        ``l2.write_requests_per_cycle`` of them a cycle GPU-wide. The stage stays busy until the
-        port is no more than ``l2.write_queue_cycles`` behind this store's requests (its backlog
+        ``l2.write_requests_per_cycle`` of them a cycle GPU-wide, and the sectors at
+        ``l2.write_data_bytes_per_s`` (:meth:`L2.take_writes`). The stage stays busy until the
+        L2 is no more than ``l2.write_queue_cycles`` behind taking this store (its backlog
         throttles the SM's loads and stores). Measured on
         the H100 (``validation/probes/store_scatter.py``): 4-byte stores spread over 32 lines a warp
         send L2 one request per lane and run at ~30 requests a cycle; spread over 8 lines they join
@@ -623,7 +647,7 @@ class L1:
                 recent[line] = None
                 if len(recent) > self.combine:
                     recent.popitem(last=False)
-        taken = self.l2.take_write_requests(t, requests)
+        taken = self.l2.take_writes(t, requests, n)
         self.free = max(self.free, taken - self.l2.write_queue)
         return self.l2.write(taken, lines, masks, n, partial)
 

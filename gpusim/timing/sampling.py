@@ -399,9 +399,10 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     #    (The slice's share of the CTAs instead of k / N was tried: local_hist8 +3.4 % -> +0.6 %,
     #    matmul_naive at 256, 64 CTAs, -2.5 % -> -8.4 % against the detailed engine.)
     scale = k / N
-    sliced = cfg.with_overrides({"sm_count": k,
-                                 "l2.bandwidth_bytes_per_s": cfg.l2.bandwidth_bytes_per_s * scale,
-                                 "l2.write_requests_per_cycle": cfg.l2.write_requests_per_cycle * scale,
+    shares = {f"l2.{f}": getattr(cfg.l2, f) * scale for f in ("bandwidth_bytes_per_s", "write_bandwidth_bytes_per_s",
+                                                               "write_data_bytes_per_s", "write_requests_per_cycle")
+              if getattr(cfg.l2, f) is not None}
+    sliced = cfg.with_overrides({"sm_count": k, **shares,
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale,
                                  "cta_dispatch_cycles": cfg.cta_dispatch_cycles / scale})
     # 3. A grid that overflows the L2 is sampled where the L2 is full (from CTA ``start``); the

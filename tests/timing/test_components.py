@@ -203,14 +203,14 @@ def test_scattered_stores_send_a_request_a_line_and_the_l2_takes_30_a_cycle():
     # at half a request a cycle, two stores of 32 requests hold it 126 cycles with no queue, 106
     # with a queue of 20 cycles (its tag stage alone: 64).
     for queue, free in ((0, 126), (20, 106)):
-        slow = memsys.MemorySystem(cfg.with_overrides({"l2.write_requests_per_cycle": 0.5,
-                                                       "l2.write_queue_cycles": queue}), 1 << 16)
+        slow = memsys.MemorySystem(cfg.with_overrides({"l2.write_requests_per_cycle": 0.5, "l2.write_queue_cycles": queue,
+                                                       "l2.write_data_bytes_per_s": None}), 1 << 16)
         _warp_store(slow, 0, 0, first)
         _warp_store(slow, 0, 1, first + 4)
         assert slow.l1(0).free == free
     # Without the limits (the defaults), every line is a request and nothing waits for the port.
-    free = memsys.MemorySystem(cfg.with_overrides({"l1.write_combine_lines": 0, "l2.write_requests_per_cycle": 0}),
-                               1 << 16)
+    free = memsys.MemorySystem(cfg.with_overrides({"l1.write_combine_lines": 0, "l2.write_requests_per_cycle": 0,
+                                                   "l2.write_data_bytes_per_s": None}), 1 << 16)
     _warp_store(free, 0, 0, lanes * 128)
     assert free.count["l2_write_requests"] == 32 and free.l1(0).free == 32
 
@@ -317,6 +317,25 @@ def test_each_conflict_wavefront_adds_conflict_latency_cycles(extra):
     assert step(8) - step(1) == pytest.approx(7 * extra)
 
 
+def test_l2_reads_and_writes_share_the_slices_and_writes_have_a_data_path_of_their_own():
+    """validation/probes/l2_bandwidth.py on the H100: reads alone 107 sectors a cycle, stores alone 62,
+    a copy about 46 of each: the h100 configuration's three rates give those back."""
+    cfg = gpusim.config.load("h100")
+    per_read, per_write = (32 * cfg.clock_hz / bw for bw in (cfg.l2.bandwidth_bytes_per_s,
+                                                              cfg.l2.write_bandwidth_bytes_per_s))
+    per_data = 32 * cfg.clock_hz / cfg.l2.write_data_bytes_per_s
+    assert round(1 / per_read) == 107 and round(1 / per_data) == 62 and round(1 / (per_read + per_write)) == 46
+    l2 = memsys.MemorySystem(cfg, 1 << 16).l2
+    l2.read(0.0, [1], [0b1111])                       # the slices: 4 read sectors
+    assert l2.free == pytest.approx(4 * per_read)
+    l2.write(0.0, [2], [0b1111], 4)                   # then 4 written ones, queued behind them
+    assert l2.free == pytest.approx(4 * per_read + 4 * per_write)
+    # The write-data path takes a store's sectors one after the other, apart from the slices.
+    assert l2.take_writes(0.0, 1, 4) == pytest.approx(3 * per_data)
+    assert l2.take_writes(0.0, 1, 4) == pytest.approx(7 * per_data)
+    assert l2.count["l2_write_requests"] == 2
+
+
 def test_l2_reads_of_sectors_in_flight_join_them_within_the_coalescer_window():
     cfg = gpusim.config.load("h100").with_overrides({"l2.coalesce_window_cycles": 100.0})
     mem = memsys.MemorySystem(cfg, 1 << 16)
@@ -329,9 +348,9 @@ def test_l2_reads_of_sectors_in_flight_join_them_within_the_coalescer_window():
     # The same SM's repeat is looked up again (its L1's business, not the coalescer's).
     l2.read(55.0, [8], [0b0001], source=0)
     assert count["l2_read_coalesced_sectors"] == 2 and count["l2_read_sectors"] == 9
-    # A read all of whose sectors join holds no bandwidth and returns as an L2 hit would,
-    # before the first request's DRAM data.
-    assert l2.read(60.0, [7], [0b0001], source=2) == 60.0 + cfg.l2.latency_cycles < first
+    # A read all of whose sectors join holds no bandwidth and returns with the first request's
+    # data, which came from DRAM: later than an L2 hit would.
+    assert l2.read(60.0, [7], [0b0001], source=2) == first > 60.0 + cfg.l2.latency_cycles
     assert count["l2_read_coalesced_sectors"] == 3 and count["l2_read_sectors"] == 9
     # Past the window (but still in flight) a read is looked up again.
     l2.read(150.0, [7], [0b0001], source=2)

@@ -10,6 +10,11 @@ per step from a buffer of ``S`` bytes that the L2 holds (it is re-read many time
 * ``cpasync``: ``cp.async.cg.shared.global`` 16 bytes, 4 in flight per thread (one commit group),
   then ``cp.async.wait_group 0`` -- the copy Triton's pipelined loads make.
 
+With ``--writes`` it also runs, over buffers of 2, 8 and 16 MiB, ``stcg`` (16-byte ``st.global.cg``
+stores only) and ``copycg`` (an ``ld.global.cg`` and a ``st.global.cg`` of the same 16 bytes into a
+second buffer): the L2's write rate alone and beside reads (add
+``lts__t_sectors_srcunit_tex_op_write.sum`` to the metrics).
+
 and the total traffic is fixed (``STEPS`` steps of the whole grid), so cycles measure the rate.
 With ``--triton`` it then runs Triton's tutorial matmul (``validation/frontends/triton_kernels.py``,
 128x128x32 tiles, 4 warps, 3 stages) at M = N = 512, 1024, 2048 and K = 2048, for the rate per CTA.
@@ -29,6 +34,7 @@ follow that order (torch's own kernels are told apart by name). Needs CuPy (and 
 gpusim's side (no GPU; gpusim, and triton for the matmuls)::
 
     python3 validation/probes/l2_bandwidth.py sim l2_bandwidth.csv OUT.json [--labels ...] [--jobs N]
+            [--launch-jobs N] [--set FIELD=VALUE ...]
 
 simulates the same launches in timing mode and writes, per launch, the H100's and gpusim's
 ``sm__cycles_elapsed.avg`` and L2 read sectors (``lts__t_sectors_srcunit_tex_op_read.sum``; gpusim's
@@ -74,6 +80,32 @@ extern "C" __global__ void cpasync(const float4* __restrict__ in, float* __restr
     }
     out[tid] = acc;
 }
+
+// Writes: every thread stores 16 bytes a step to out[(tid + step * stride) & mask] with
+// st.global.cg (the L1 does not keep stores; the L2 takes them).
+extern "C" __global__ void stcg(const float4* __restrict__ in, float4* __restrict__ out, unsigned mask,
+                                unsigned steps)
+{
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+    float4 v = make_float4((float)tid, 0.f, 1.f, 2.f);
+#pragma unroll 4
+    for (unsigned i = 0; i < steps; ++i) {
+        __stcg(&out[(tid + i * stride) & mask], v);
+        v.x += 1.f;
+    }
+}
+
+// Reads and writes: the same 16 bytes read with ld.global.cg and stored to a second buffer.
+extern "C" __global__ void copycg(const float4* __restrict__ in, float4* __restrict__ out, unsigned mask,
+                                  unsigned steps)
+{
+    unsigned tid = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
+#pragma unroll 4
+    for (unsigned i = 0; i < steps; ++i) {
+        unsigned j = (tid + i * stride) & mask;
+        __stcg(&out[j], __ldcg(&in[j]));
+    }
+}
 """
 
 BLOCK = 256
@@ -83,15 +115,21 @@ STEPS = 64
 SIZES = (2 << 20, 8 << 20, 16 << 20, 32 << 20, 256 << 20)
 #: Triton matmul shapes (M = N, K)
 MATMULS = ((512, 2048), (1024, 2048), (2048, 2048))
+#: buffer sizes of the write launches (``--writes``; each buffer, all held by the L2)
+WRITE_SIZES = (2 << 20, 8 << 20, 16 << 20)
+#: the CUDA kernels of :data:`CODE`, the reading ones first
+KERNELS = ("ldcg", "cpasync", "stcg", "copycg")
 
 
-def launches(sm_count: int = 132, triton: bool = False) -> list[tuple[str, str, int, int]]:
+def launches(sm_count: int = 132, triton: bool = False, writes: bool = False) -> list[tuple[str, str, int, int]]:
     """``(label, kernel, buffer bytes, CTAs)`` in launch order (``kernel`` is ``"matmul"`` for the
     Triton launches, whose ``buffer bytes`` is M = N and ``CTAs`` is K)."""
     rows = [(f"{k} S{s >> 20}MiB", k, s, sm_count * CTAS_PER_SM) for k in ("ldcg", "cpasync") for s in SIZES
             if k == "ldcg" or s <= 16 << 20]
     if triton:
         rows += [(f"triton_matmul M{m} K{k}", "matmul", m, k) for m, k in MATMULS]
+    if writes:
+        rows += [(f"{k} S{s >> 20}MiB", k, s, sm_count * CTAS_PER_SM) for k in ("stcg", "copycg") for s in WRITE_SIZES]
     return rows
 
 
@@ -99,13 +137,14 @@ def main(argv: list[str]) -> None:
     import cupy
     import numpy as np
 
-    triton = "--triton" in argv
+    triton, writes = "--triton" in argv, "--writes" in argv
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     mod = cupy.RawModule(code=CODE, options=("-std=c++17",))
-    fns = {k: mod.get_function(k) for k in ("ldcg", "cpasync")}
+    fns = {k: mod.get_function(k) for k in KERNELS}
     buf = cupy.asarray(np.random.default_rng(0).standard_normal(max(SIZES) // 4, dtype=np.float32))
     out = cupy.zeros(sms * CTAS_PER_SM * BLOCK, cupy.float32)
-    rows = launches(sms, triton)
+    dst = cupy.zeros(max(WRITE_SIZES) // 4, cupy.float32)
+    rows = launches(sms, triton, writes)
     mm = None
     if triton:
         import torch
@@ -122,7 +161,8 @@ def main(argv: list[str]) -> None:
                 a, b, c = mm[size, n]
                 tk.launch_matmul(tk.matmul_kernel, a, b, c)
             else:
-                fns[kern]((n,), (BLOCK,), (buf, out, np.uint32(size // 16 - 1), np.uint32(STEPS)))
+                fns[kern]((n,), (BLOCK,), (buf, out if kern in KERNELS[:2] else dst, np.uint32(size // 16 - 1),
+                                          np.uint32(STEPS)))
             cupy.cuda.runtime.deviceSynchronize()
             print(f"{'warmup' if warm else 'launch'} {label}", flush=True)
 
@@ -135,17 +175,20 @@ def gpu_rows(csv_path: str) -> dict[str, dict]:
 
     text = pathlib.Path(csv_path).read_text()
     rows = [r for r in csv.DictReader(io.StringIO(text[text.index('"ID"'):]))
-            if r["ID"] and r["Kernel Name"] in ("ldcg", "cpasync", "matmul_kernel")]
-    labels = [lab for lab, *_ in launches(132, triton=len(rows) > 2 * len(launches()))]
+            if r["ID"] and r["Kernel Name"] in KERNELS + ("matmul_kernel",)]
+    names = {r["Kernel Name"] for r in rows}
+    labels = [lab for lab, *_ in launches(132, triton="matmul_kernel" in names, writes="stcg" in names)]
     rows = rows[len(rows) // 2:]
     num = lambda v: float(v.replace(",", ""))  # noqa: E731
-    return {lab: {"cycles": num(r["sm__cycles_elapsed.avg"]),
-                  "l2_read_sectors": num(r["lts__t_sectors_srcunit_tex_op_read.sum"]),
-                  "xbar_read_bytes": num(r["l1tex__m_xbar2l1tex_read_bytes.sum"])} for lab, r in zip(labels, rows)}
+    metrics = {"cycles": "sm__cycles_elapsed.avg", "l2_read_sectors": "lts__t_sectors_srcunit_tex_op_read.sum",
+               "l2_write_sectors": "lts__t_sectors_srcunit_tex_op_write.sum",
+               "xbar_read_bytes": "l1tex__m_xbar2l1tex_read_bytes.sum"}
+    return {lab: {k: num(r[m]) for k, m in metrics.items() if m in r} for lab, r in zip(labels, rows)}
 
 
-def simulate(label: str, gpu: str = "h100", overrides: dict | None = None) -> dict:
-    """One launch of :func:`launches` on gpusim in timing mode (same sizes, same launch shape)."""
+def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs: int = 1) -> dict:
+    """One launch of :func:`launches` on gpusim in timing mode (same sizes, same launch shape;
+    ``jobs``: worker processes for its functional run)."""
     import time
 
     import numpy as np
@@ -153,8 +196,8 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None) -> di
     import gpusim
 
     t0 = time.perf_counter()
-    _, kern, size, n = next(r for r in launches(132, True) if r[0] == label)
-    with gpusim.Device(gpu, mode="timing", overrides=overrides):
+    _, kern, size, n = next(r for r in launches(132, True, True) if r[0] == label)
+    with gpusim.Device(gpu, mode="timing", overrides=overrides, jobs=jobs):
         if kern == "matmul":
             from gpusim.frontends.triton import jit
             from validation.frontends import triton_kernels as tk
@@ -166,10 +209,11 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None) -> di
         else:
             f = gpusim.RawModule(code=CODE, options=("-std=c++17",)).get_function(kern)
             buf = gpusim.asarray(np.random.default_rng(0).standard_normal(size // 4, dtype=np.float32))
-            out = gpusim.zeros(n * BLOCK, np.float32)
+            out = gpusim.zeros(n * BLOCK if kern in KERNELS[:2] else size // 4, np.float32)
             res = f((n,), (BLOCK,), (buf, out, np.uint32(size // 16 - 1), np.uint32(STEPS)))
     m = res.metrics
     return {"cycles": float(m["sm__cycles_elapsed.avg"]), "l2_read_sectors": float(m["lts__t_sectors_op_read.sum"]),
+            "l2_write_sectors": float(m["lts__t_sectors_op_write.sum"]),
             "timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -183,7 +227,8 @@ def sim(argv: list[str]) -> None:
     p.add_argument("csv")
     p.add_argument("out")
     p.add_argument("--labels", nargs="+", default=None)
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--jobs", type=int, default=1, help="launches simulated at once")
+    p.add_argument("--launch-jobs", type=int, default=1, help="worker processes of each launch's functional run")
     p.add_argument("--gpu", default="h100")
     p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="config overrides (TOML values)")
     a = p.parse_args(argv)
@@ -193,7 +238,7 @@ def sim(argv: list[str]) -> None:
     labels = a.labels or list(truth)
     rows = []
     with ProcessPoolExecutor(a.jobs) as pool:  # each row printed and written as soon as it is done
-        futures = {pool.submit(simulate, lab, a.gpu, over): lab for lab in labels}
+        futures = {pool.submit(simulate, lab, a.gpu, over, a.launch_jobs): lab for lab in labels}
         for f in as_completed(futures):
             lab, g, s = futures[f], truth[futures[f]], f.result()
             err = 100 * (s["cycles"] / g["cycles"] - 1)
