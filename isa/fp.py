@@ -787,6 +787,71 @@ def _fma64_bits(x, y, z, rnd):
     return out.reshape(shape)
 
 
+#: Per format: (low bits of a float64 below the format's last bit, the pattern of a rounding
+#: midpoint there (1 followed by zeros), magnitude mask, smallest normal's bits, infinity's bits).
+_FAST_FMA = {"f32": ((1 << 29) - 1, 1 << 28, np.uint32(0x7FFFFFFF), np.uint32(0x00800000), np.uint32(0x7F800000)),
+             "f16": ((1 << 42) - 1, 1 << 41, np.uint16(0x7FFF), np.uint16(0x0400), np.uint16(0x7C00))}
+
+
+def _fma_rn_fast(a, b, c, fmt: _Fmt):
+    """``fma.rn`` without ``.ftz`` for f32 or f16 operands ``a, b, c`` (arrays of one shape, the
+    format's dtype): the result (that dtype, NaN results canonical), the same bits as the general
+    path (``_add_bits`` of the exact product), in fewer passes over the lanes.
+
+    ``p = a * b`` is exact in float64 (at most 2 * 24 bits, |p| <= 2**256, never below 2**-298)
+    and ``s = RN64(p + c)``.  Rounding ``s`` once more to the p-bit format (numpy's float64 ->
+    float32 / float16 casts: one rounding to nearest-even, overflowing to infinity) gives the
+    correctly rounded ``p + c`` except where ``s`` is a rounding midpoint of the format and
+    ``s != p + c`` (the double-rounding ties).  A midpoint between normal numbers is a float64
+    whose low 53 - p bits are 1 followed by zeros (the overflow threshold 2**128 - 2**103 too);
+    those lanes, lanes whose result is subnormal, zero or the smallest normal (midpoints of the
+    subnormal grid lie elsewhere) and NaN lanes are redone, except exact zeros (``s == 0``:
+    exact, with IEEE's sum sign rule): TwoSum's exact error ``t = p + c - s`` (Knuth; exact, no
+    overflow at these magnitudes), then ``s`` rounded to odd at 53 bits (``s`` itself if
+    ``t == 0`` or its last bit is 1, else its neighbour on ``t``'s side), whose rounding to
+    nearest-even in the p-bit format equals rounding the exact sum once because 53 >= p + 2
+    (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums: proved algorithms using
+    rounding to odd", IEEE TC 2008: every value and rounding midpoint of the format, subnormal
+    ones included, has at most p + 1 significant bits, so it is a float64 with an even last bit
+    and never lies strictly between the exact sum and its round-to-odd value).  NaN: exactly
+    where ``s`` is NaN (NaN operands, ``inf * 0``, ``inf - inf``: the product never overflows),
+    as the canonical NaN; infinite ``s`` keeps its sign.
+    """
+    if a.ndim == 0:
+        return _fma_rn_fast(a[None], b[None], c[None], fmt).reshape(())
+    x = a.astype(np.float64)
+    x *= b
+    x += c                                           # s = RN64(a * b + c), a * b exact
+    s = x
+    r = s.astype(fmt.dtype)
+    low, mid, mag_mask, tiny, inf = _FAST_FMA[fmt.name]
+    redo = (s.view(np.int64) & low) == mid           # a midpoint of the format's normal grid
+    m = r.view(fmt.utype) & mag_mask
+    redo |= m <= tiny                                # subnormal, zero or the smallest normal
+    redo |= m > inf                                  # NaN
+    idx = np.flatnonzero(redo)
+    if idx.size:
+        s = s[idx]
+        nz = s != 0
+        if not nz.all():
+            idx, s = idx[nz], s[nz]
+    if idx.size:
+        p = a[idx].astype(np.float64) * b[idx]
+        z = c[idx].astype(np.float64)
+        bb = s - p
+        t = (p - (s - bb)) + (z - bb)
+        j = s.view(np.int64)
+        even = (j & 1) == 0
+        tp, tn = t > 0, t < 0                        # (t is NaN for infinite s: neither)
+        neg = np.signbit(s)
+        j = j + (even & np.where(neg, tn, tp))       # towards larger magnitude
+        j -= even & np.where(neg, tp, tn)
+        rr = j.view(np.float64).astype(fmt.dtype)
+        rr.view(fmt.utype)[np.isnan(s)] = NAN_BITS[fmt.name]
+        r[idx] = rr
+    return r
+
+
 def _f64_nan_mask_fma(x, y, z):
     pinf = (np.isinf(x) & (y != 0)) | (np.isinf(y) & (x != 0))
     zero_inf = (np.isinf(x) & (y == 0)) | (np.isinf(y) & (x == 0))
@@ -888,8 +953,14 @@ def fma(a, b, c, rnd="rn", ftz=False, sat=False, ty=None):
     fmt = _fmt_of(ty, a)
     _check_rnd(rnd)
     with np.errstate(all="ignore"):
-        a, b, c = _prep(fmt, a, b, c)
         f = ftz and fmt.name != "f64"
+        if rnd == "rn" and not f and fmt.name in ("f32", "f16"):
+            ops = [np.asarray(v) for v in (a, b, c)]
+            if any(v.dtype != fmt.dtype or v.shape != ops[0].shape for v in ops):
+                ops = _prep(fmt, *ops)           # (the fast path only reads its operands: no copies needed)
+            r = _fma_rn_fast(*ops, fmt)
+            return _from_bits(_sat_bits(_to_bits(r, fmt), fmt), fmt) if sat else r
+        a, b, c = _prep(fmt, a, b, c)
         x = _flush64(_to_f64(a, fmt), fmt, f)
         y = _flush64(_to_f64(b, fmt), fmt, f)
         z = _flush64(_to_f64(c, fmt), fmt, f)

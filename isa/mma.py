@@ -116,26 +116,90 @@ def _values(bits: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     return v, e
 
 
+#: Exponent of a zero or non-finite factor in the int16 exponent sums of :func:`_fused_sum` (far
+#: below any real sum: two of them, or one plus a real exponent, stay below ``_NONE16 // 2``).
+_NONE16 = -16000
+
+
+def _factors(bits, kind: str, dtype):
+    """Per factor (shape (..., K), not broadcast): values as ``dtype`` (exact), int16 exponents
+    with zero and non-finite factors at ``_NONE16``, and per row: is a factor non-finite."""
+    v, e = _values(bits, kind)
+    fin = np.isfinite(v)
+    e16 = np.where(fin & (v != 0), e, _NONE16).astype(np.int16)
+    with np.errstate(all="ignore"):                                # NaN -> float32 warns; stays NaN
+        v = v.astype(dtype, copy=False)
+    return v, e16, ~fin.all(-1)
+
+
 def _fused_sum(a_bits, b_bits, c, kind: str, c_emin: int = -126):
     """The truncated exact sum of ``c + sum_k a_k b_k`` (float64, exact) and the masks of NaN and
-    non-finite results.  ``a_bits``, ``b_bits``: (..., K) uint16; ``c``: (...) float64."""
-    a, ea = _values(a_bits, kind)
-    b, eb = _values(b_bits, kind)
+    non-finite results.  ``a_bits``, ``b_bits``: (..., K) uint16, broadcastable against each other
+    (their leading axes) and ``c``: (...) float64; pass them un-broadcast (e.g. A as (G, M, 1, K) and
+    B as (G, 1, N, K)): the per-factor work is then done once per factor, not per product.
+
+    Computed one k at a time over the output's elements: ``a_k * b_k`` exactly (float32 for f16
+    factors: a product has at most 22 significant bits and lies in [2**-48, 2**32]; float64 for
+    bf16), scaled by ``2**(FRACTION_BITS - E)`` (a power of two: exact; values below 1 may
+    underflow, which their truncation to 0 does not see), truncated toward zero by the cast to int32
+    (|scaled| < 2**27 because |a_k b_k| < 2**(ea_k + eb_k + 2) <= 2**(E + 2)) and summed in int32
+    (16 terms: below 2**31); ``c``'s truncated term is added in float64 and the sum (< 2**32 units)
+    scaled back by ``2**(E - FRACTION_BITS)``: the same integers and the same value as truncating
+    every term of the module docstring's algorithm, up to the sign of a zero sum (+0.0 here, never
+    -0.0), which no caller sees (zero results are +0.0). ``E`` and the powers of two come from
+    exponent bit fields in int16/int32 arithmetic, not ``frexp``/``ldexp``."""
+    a_bits = np.asarray(a_bits, np.uint16)
+    b_bits = np.asarray(b_bits, np.uint16)
+    pdt = np.float32 if kind == "f16" else np.float64
+    a, ea, a_bad = _factors(a_bits, kind, pdt)
+    b, eb, b_bad = _factors(b_bits, kind, pdt)
+    K = a.shape[-1]
+    shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1], np.shape(c))
+    if not shape:                                                  # one dot product: as a 1-element batch
+        s, special, special_val = _fused_sum(a_bits[None], b_bits[None], np.asarray(c)[None], kind, c_emin)
+        return s[0], special[0], special_val[0]
+    ak, bk = np.moveaxis(a, -1, 0), np.moveaxis(b, -1, 0)          # (K, ...): views
+    eak, ebk = np.moveaxis(ea, -1, 0), np.moveaxis(eb, -1, 0)
     with np.errstate(all="ignore"):
-        p = a * b                                           # exact: at most 22 significant bits
-        nz = (a != 0) & (b != 0) & np.isfinite(p)
-        ep = np.where(nz, ea + eb, _NONE).max(-1)
-        cfin = np.isfinite(c) & (c != 0)
-        _, fe = np.frexp(np.where(cfin, c, 1.0))
-        ec = np.where(cfin, np.maximum(fe - 1, c_emin), _NONE)
+        ep = np.broadcast_to(eak[0] + ebk[0], shape).copy()        # int16
+        for k in range(1, K):
+            np.maximum(ep, eak[k] + ebk[k], out=ep)                # no non-zero product: <= _NONE16 + 300
+        ep = ep.astype(np.int32)
+        # c's exponent: c holds an f32 / f16 value, a normal float64 (or 0, inf, NaN), so its biased
+        # exponent field f gives floor(log2 |c|) = f - 1023; subnormal values count at c_emin
+        f = ((np.ascontiguousarray(c, np.float64).view(np.int64) >> 52) & 0x7FF).astype(np.int32)
+        ec = np.maximum(f - 1023, c_emin)
+        ec[(f - 1).view(np.uint32) >= 2046] = _NONE                # zero, inf, NaN: no exponent
         E = np.maximum(ep, ec)
-        E = np.where(E == _NONE, 0, E)
-        q = np.ldexp(1.0, E - FRACTION_BITS)
-        terms = np.concatenate([np.where(cfin, c, 0.0)[..., None], np.where(nz, p, 0.0)], -1)
-        s = np.trunc(terms / q[..., None]).sum(-1) * q       # exact: < 2**31 units of q
-        full = np.concatenate([c[..., None], p], -1)
-        special = ~np.isfinite(full).all(-1)
-        special_val = full.sum(-1)                          # inf, or NaN for inf - inf / inf * 0 / NaN
+        E[E < _NONE16 // 2] = 0                                    # nothing non-zero
+        # powers of two from their exponent fields (exact): q = 2**(E - FRACTION_BITS) and its inverse
+        q = ((E + (1023 - FRACTION_BITS)).astype(np.int64) << 52).view(np.float64)
+        inv_c = (((1023 + FRACTION_BITS) - E).astype(np.int64) << 52).view(np.float64)
+        if pdt is np.float32:
+            # with no non-zero product E may be far below any product's exponent: keep the float32
+            # scale finite (the products are then zeros; a real one has an exponent >= -28 > -60)
+            inv = (((127 + FRACTION_BITS) - np.maximum(E, -60)) << 23).view(np.float32)
+        else:
+            inv = inv_c
+        # int32 sums: every truncated term is below 2**27 in magnitude, so K = 16 of them stay below 2**31
+        acc = np.zeros(shape, np.int64 if K > 16 else np.int32)
+        t = np.empty(shape, pdt)
+        ti = np.empty(shape, np.int32)
+        for k in range(K):
+            np.multiply(ak[k], bk[k], out=t)
+            t *= inv
+            np.copyto(ti, t, casting="unsafe")                     # truncates toward zero
+            acc += ti
+        # c's term: truncated likewise (for inf / NaN c the result is special and s is not used)
+        s = (acc + np.trunc(c * inv_c)) * q                        # exact: < 2**32 units of q
+        special = np.broadcast_to(a_bad | b_bad | ~np.isfinite(c), shape)
+        special_val = np.zeros(shape)
+        if special.any():                                           # inf, or NaN for inf - inf / inf * 0 / NaN
+            idx = np.nonzero(special)
+            pa = np.broadcast_to(a, shape + (K,))[idx].astype(np.float64)
+            pb = np.broadcast_to(b, shape + (K,))[idx].astype(np.float64)
+            full = np.concatenate([np.broadcast_to(c, shape)[idx][:, None], pa * pb], -1)
+            special_val[idx] = full.sum(-1)
     return s, special, special_val
 
 
@@ -144,26 +208,52 @@ def dot_f32(a_bits, b_bits, c, kind: str = "f16") -> np.ndarray:
     ``mma.sync ... .f32.{f16,bf16}.{f16,bf16}.f32`` (algorithm in the module docstring).
 
     ``a_bits``, ``b_bits``: (..., K) uint16 raw bits of ``kind`` (``"f16"`` or ``"bf16"``)
-    values, K = 16 for m16n8k16; ``c``: (...) float32.  Returns (...) float32; NaN results are
+    values, K = 16 for m16n8k16, whose leading axes broadcast against each other and ``c``
+    (pass A rows as (..., M, 1, K) and B columns as (..., 1, N, K) rather than broadcast copies:
+    faster); ``c``: (...) float32.  Returns (...) float32; NaN results are
     ``0x7fffffff``.  Raises ``ValueError`` for another ``kind``.
     """
     c64 = np.asarray(c, np.float32).astype(np.float64)
     s, special, sv = _fused_sum(a_bits, b_bits, c64, kind)
+    if s.ndim == 0:
+        return _round_f32(s[None], special[None], sv[None])[0]
+    return _round_f32(s, special, sv)
+
+
+def _round_f32(s, special, sv):
+    """The f32 result of :func:`dot_f32` from :func:`_fused_sum`'s outputs (1-D or more):
+    ``s`` rounded toward zero, a finite sum of 2**128 or more to +-inf, zeros +0.0, special
+    elements their infinity or the canonical NaN ``0x7fffffff``.
+
+    Toward zero is computed by clearing the 29 float64 significand bits below float32's (exact
+    truncation) and casting (then exact) where ``s`` is in float32's normal range or above (at or
+    above 2**128 the cast gives the infinity; between the largest float32 and 2**128 the cleared
+    value is the largest float32); elements below it (subnormal results, zeros) and special ones
+    are computed one by one as before: nearest, stepped toward zero where it rounded away."""
     with np.errstate(all="ignore"):
-        r = s.astype(np.float32)                            # nearest; then toward zero:
-        r = np.where(np.abs(r.astype(np.float64)) > np.abs(s), np.nextafter(r, np.float32(0)), r)
-        r = np.where(np.abs(s) >= 2.0 ** 128, np.copysign(np.float32(np.inf), s).astype(np.float32), r)  # overflow: inf
-        r = np.where(r == 0, np.float32(0.0), r)            # zero results are +0.0
-        r = np.where(special, sv.astype(np.float32), r)
-    u = np.where(np.isnan(r), np.uint32(0x7FFFFFFF), r.view(np.uint32))
-    return u.astype(np.uint32).view(np.float32)
+        i = s.view(np.int64)
+        r = (i & ~np.int64(0x1FFFFFFF)).view(np.float64).astype(np.float32)
+        low = np.flatnonzero((i & np.int64(0x7FF0000000000000)) < np.int64((1023 - 126) << 52))
+        if low.size:                                        # |s| < 2**-126 (s is never -0.0 or NaN)
+            sl = s.flat[low]
+            rl = sl.astype(np.float32)                      # nearest; then toward zero:
+            rl = np.where(np.abs(rl.astype(np.float64)) > np.abs(sl), np.nextafter(rl, np.float32(0)), rl)
+            rl[rl == 0] = 0.0                               # zero results are +0.0
+            r.flat[low] = rl
+        if special.any():
+            sp = np.flatnonzero(np.broadcast_to(special, s.shape))
+            rs = sv.flat[sp].astype(np.float32)
+            rs.view(np.uint32)[np.isnan(rs)] = 0x7FFFFFFF
+            r.flat[sp] = rs
+    return r
 
 
 def dot_f16(a_bits, b_bits, c_bits) -> np.ndarray:
     """``d = c + sum_k a_k * b_k`` of ``mma.sync ... .f16.f16.f16.f16``: the truncated sum of
     the module docstring rounded to nearest even to f16 (zero results +0.0, NaN ``0x7fff``).
 
-    ``a_bits``, ``b_bits``: (..., K) uint16 f16 bits; ``c_bits``: (...) uint16 f16 bits.
+    ``a_bits``, ``b_bits``: (..., K) uint16 f16 bits (leading axes broadcast, as for
+    :func:`dot_f32`); ``c_bits``: (...) uint16 f16 bits.
     Returns (...) uint16 f16 bits.
     """
     c64 = np.asarray(c_bits, np.uint16).view(np.float16).astype(np.float64)
@@ -185,12 +275,11 @@ def mma_m16n8k16(a_regs, b_regs, c_regs, ab: str, acc: str) -> np.ndarray:
     """
     if acc not in ("f32", "f16") or ab not in ("f16", "bf16") or (acc == "f16" and ab != "f16"):
         raise ValueError(f"mma.m16n8k16 .{acc}.{ab}.{ab}.{acc} is not supported")
-    W = np.asarray(a_regs).shape[0]
     A = _gather(_halves(np.asarray(a_regs)), A_LAYOUT, (16, 16))          # (W, 16, 16) bits
     B = _gather(_halves(np.asarray(b_regs)), B_LAYOUT, (16, 8))           # (W, 16 k, 8 n) bits
     Bt = np.swapaxes(B, 1, 2)                                             # (W, 8 n, 16 k)
-    a = np.broadcast_to(A[:, :, None, :], (W, 16, 8, 16))
-    b = np.broadcast_to(Bt[:, None, :, :], (W, 16, 8, 16))
+    a = A[:, :, None, :]                                                  # (W, 16, 1, 16): broadcast
+    b = Bt[:, None, :, :]                                                 # (W, 1, 8, 16)  by the dot
     rows, cols = C_LAYOUT[..., 0], C_LAYOUT[..., 1]
     if acc == "f32":
         C = _gather(np.asarray(c_regs, np.float32), C_LAYOUT, (16, 8))
@@ -317,9 +406,8 @@ def wgmma_m64k16(a_bits, b_bits, c, ab: str, acc: str, scale_d) -> np.ndarray:
     ``mma.sync`` (ASSUMED for wgmma: the H100's tensor cores measured through mma.sync, not wgmma)."""
     a = np.asarray(a_bits, np.uint16)
     bt = np.swapaxes(np.asarray(b_bits, np.uint16), 1, 2)                 # (G, N, 16)
-    G, _, n = np.asarray(c).shape
-    A = np.broadcast_to(a[:, :, None, :], (G, 64, n, 16))
-    B = np.broadcast_to(bt[:, None, :, :], (G, 64, n, 16))
+    A = a[:, :, None, :]                                                  # (G, 64, 1, 16): broadcast
+    B = bt[:, None, :, :]                                                 # (G, 1, N, 16)  by the dot
     keep = np.asarray(scale_d, np.bool_)[:, None, None]
     if acc == "f32":
         return dot_f32(A, B, np.where(keep, np.asarray(c, np.float32), np.float32(0)), ab)

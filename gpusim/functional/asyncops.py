@@ -200,13 +200,25 @@ def _uniform(ex: Executor, ins: Instr, op, groups: np.ndarray, what: str) -> lis
     return out
 
 
+#: wgmma operand addresses by (descriptor, rows, MN-major?): a pure function of those
+#: (:func:`isa.mma.wgmma_smem_offsets`), and a loop's descriptors repeat from one k-step to the next.
+_SMEM_OFFSETS: dict[tuple, np.ndarray] = {}
+
+
 def _smem_tile(ex: Executor, ins: Instr, desc: int, group_first: int, mn: int, mn_major: bool, what: str) -> np.ndarray:
     """The mn x 16 tile of 16-bit values a descriptor names, from the shared memory of the CTA of
     warp ``group_first``: (mn, 16) uint16."""
-    try:
-        offs = mmaops.wgmma_smem_offsets(desc, mn, mn_major)
-    except ValueError as e:
-        raise _fault(ex, ins, f"{what}: {e}") from None
+    key = (desc, mn, mn_major)
+    offs = _SMEM_OFFSETS.get(key)
+    if offs is None:
+        try:
+            offs = mmaops.wgmma_smem_offsets(desc, mn, mn_major)
+        except ValueError as e:
+            raise _fault(ex, ins, f"{what}: {e}") from None
+        offs.flags.writeable = False
+        if len(_SMEM_OFFSETS) >= 4096:
+            _SMEM_OFFSETS.clear()
+        _SMEM_OFFSETS[key] = offs
     if (offs < 0).any() or (offs + 2 > ex.shared_bytes).any():
         raise _fault(ex, ins, f"the {what} descriptor addresses bytes {int(offs.min())}..{int(offs.max()) + 1} of "
                               f"shared memory, which is {ex.shared_bytes} bytes")

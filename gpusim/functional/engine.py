@@ -91,6 +91,10 @@ class ChunkExecutor:
         self.ctaid = (blin % gx).astype(np.uint32), (blin // gx % gy).astype(np.uint32), (blin // (gx * gy)).astype(np.uint32)
         self.lane = (t & 31).astype(np.uint32)
         self.regs = RegisterFile(kernel.regs, T)
+        #: Per PC: a plan of a shared-memory access at an unchanged address register
+        #: (:func:`gpusim.functional.memops._plan`), and the bytes those plans hold.
+        self.mem_plans: dict[int, tuple] = {}
+        self.mem_plan_bytes = 0
         # Shared memory: static variables, then dynamic (extern) at its alignment.
         dyn_base = kernel.static_shared_bytes
         if kernel.dynamic_shared_align:

@@ -79,6 +79,8 @@ class Executor(Protocol):
     local_stride: int
     stats: collections.Counter[str]
     accesses: list | None
+    mem_plans: dict[int, tuple]
+    mem_plan_bytes: int
 
     def read(self, op, ty: str, sel: np.ndarray | None) -> np.ndarray: ...
 

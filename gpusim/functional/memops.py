@@ -173,12 +173,13 @@ def _by_warp(lanes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndar
     return out, act
 
 
-def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, width: int) -> None:
+def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, width: int,
+             log: list | None = None) -> None:
     """Add the warp-level counters of instruction ``pc`` (``op`` "ld"/"st") to
     ``ex.stats``, under their Nsight Compute name for the launch and under
     ``(name, pc)`` for its PTX line: requests and 32 B sectors of global
     accesses, wavefronts and bank conflicts of shared accesses
-    (hardware-facts.md §5, §6)."""
+    (hardware-facts.md §5, §6). ``log``: a list that receives each ``(name, value)`` added."""
     lanes = np.arange(ex.T) if lanes is None else lanes
     pieces = _split_generic(a) if space == "generic" else [(space, None, a)]
     stats = ex.stats
@@ -186,6 +187,8 @@ def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, w
     def add(name: str, v: int) -> None:
         stats[name] += v
         stats[name, pc] += v
+        if log is not None:
+            log.append((name, v))
     for sp, sub, addrs in pieces:
         if sp == "const":
             _account_const(ex, pc, addrs, lanes, add)
@@ -197,9 +200,9 @@ def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, w
         rows, act = _by_warp(lanes if sub is None else lanes[sub], addrs)
         add(f"smsp__inst_executed_op_{sp}_{op}.sum", rows.shape[0])
         if sp == "global":
-            cost = global_sectors(rows, min(width, 16), act)
-            add(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", int(cost.requests.sum()))
-            add(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", int(cost.sectors.sum()))
+            requests, sectors = _global_cost(rows, min(width, 16), act)
+            add(f"l1tex__t_requests_pipe_lsu_mem_global_op_{op}.sum", requests)
+            add(f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum", sectors)
             continue
         rows = rows.astype(np.int64)
         if width < 4:   # 8- and 16-bit accesses: the 4-byte bank word they fall in (no conflict within a word)
@@ -219,15 +222,108 @@ def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, w
         else:
             rest = slice(None)
         if rest is not None:
-            cost = shared_wavefronts(rows[rest], width, op == "ld", None if act is None else act[rest])
-            per_warp[rest] = cost.wavefronts
-            conflicts += int(cost.conflicts.sum())
+            sub_act = None if act is None else act[rest]
+            try:
+                wf, conf = _shared_cost(rows[rest], width, op == "ld", sub_act)
+            except KernelFault:  # raise what the model says of the whole access (the same warp and lane)
+                shared_wavefronts(rows[rest], width, op == "ld", sub_act)
+                raise
+            per_warp[rest] = wf
+            conflicts += conf
         wavefronts = int(per_warp.sum())
         if ex.accesses is not None:
             ex.accesses[-1].wavefronts = wavefronts
             ex.accesses[-1].warp_wavefronts = per_warp
         add(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum", wavefronts)
         add(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum", conflicts)
+
+
+#: Costs of one warp's access pattern seen before (see :func:`_by_phase`), keyed by (space, width,
+#: load?, the addresses less the first, the first address modulo the period): (requests, sectors)
+#: of a global access, (wavefronts, bank conflicts) of a shared one.
+_PATTERNS: dict[tuple, tuple[int, int]] = {}
+
+
+def _by_phase(rows: np.ndarray, period: int, act: np.ndarray | None):
+    """When all lanes are active and every row of ``rows`` (W, 32) is row 0 moved by a constant
+    (every warp makes the same pattern of addresses, as warp-regular code does, warp after warp
+    and CTA after CTA): ``(rel, first, counts)``, the pattern (row 0 less its first address), the
+    index of one row per distinct first address modulo ``period`` (ascending) and the number of
+    rows of each. ``None`` otherwise."""
+    if act is not None or rows.shape[0] < 2:
+        return None
+    rel = rows - rows[:, :1]
+    if not (rel == rel[0]).all():
+        return None
+    _, first, counts = np.unique(rows[:, 0] & (period - 1), return_index=True, return_counts=True)
+    return rel[0], first, counts
+
+
+def _remember(key: tuple, cost: tuple[int, int]) -> tuple[int, int]:
+    if len(_PATTERNS) >= 4096:
+        _PATTERNS.clear()
+    _PATTERNS[key] = cost
+    return cost
+
+
+_ADDRESS_END = int(np.iinfo(np.uint64).max)
+
+
+def _global_cost(rows: np.ndarray, width: int, act: np.ndarray | None) -> tuple[int, int]:
+    """Total requests and 32-byte sectors of the global access of ``rows`` (W, 32) uint64
+    addresses, as :func:`gpusim.memmodel.global_sectors` counts them. A warp's requests and
+    sectors depend on its addresses only through the 32-byte sectors they touch, so two warps with
+    the same pattern (:func:`_by_phase`) whose first addresses agree modulo 32 cost the same: one
+    row per phase is costed, once per pattern (:data:`_PATTERNS`)."""
+    ph = _by_phase(rows, 32, act)
+    if ph is not None:
+        rel, first, counts = ph
+        rs = rel.view(np.int64)                                     # signed differences
+        # global_sectors refuses an access past the end of the 64-bit space: leave that to it
+        if int(rows[:, 0].min()) + int(rs.min()) >= 0 and int(rows[:, 0].max()) + int(rs.max()) <= _ADDRESS_END - width:
+            req = sec = 0
+            for i, n in zip(first.tolist(), counts.tolist()):
+                key = ("global", width, rel.tobytes(), int(rows[i, 0]) & 31)
+                hit = _PATTERNS.get(key)
+                if hit is None:
+                    cost = global_sectors(rows[i:i + 1], width)
+                    hit = _remember(key, (int(cost.requests[0]), int(cost.sectors[0])))
+                req += hit[0] * n
+                sec += hit[1] * n
+            return req, sec
+    cost = global_sectors(rows, width, act)
+    return int(cost.requests.sum()), int(cost.sectors.sum())
+
+
+def _shared_cost(rows: np.ndarray, width: int, is_load: bool, act: np.ndarray | None) -> tuple[np.ndarray, int]:
+    """Per-warp wavefronts (int64, one per row) and the total bank conflicts of the shared access of
+    ``rows`` (W, 32) int64 addresses, as :func:`gpusim.memmodel.shared_wavefronts` gives them.
+
+    The model's cost of a warp depends on its addresses only through their differences, their
+    banks (address / 4 mod 32) and their 16-byte chunks within 128-byte lines, so two warps with
+    the same pattern (:func:`_by_phase`) whose first addresses agree modulo 128 cost the same (and
+    are misaligned alike): one row per phase is costed, once per pattern (:data:`_PATTERNS`).
+    Raises what :func:`gpusim.memmodel.shared_wavefronts` raises for the rows costed (the caller
+    then costs them all, to raise what it says of the whole access)."""
+    ph = _by_phase(rows, 128, act)
+    if ph is not None:
+        rel, first, counts = ph
+        if int(rows[:, 0].min()) + int(rel.min()) >= 0:             # (negative addresses: its error)
+            per_warp = np.empty(rows.shape[0], np.int64)
+            conflicts = 0
+            phase = rows[:, 0] & 127
+            for i, n in zip(first.tolist(), counts.tolist()):
+                p = int(phase[i])
+                key = ("shared", width, is_load, rel.tobytes(), p)
+                hit = _PATTERNS.get(key)
+                if hit is None:
+                    cost = shared_wavefronts(rows[i:i + 1], width, is_load)
+                    hit = _remember(key, (int(cost.wavefronts[0]), int(cost.conflicts[0])))
+                per_warp[phase == p] = hit[0]
+                conflicts += hit[1] * n
+            return per_warp, conflicts
+    cost = shared_wavefronts(rows, width, is_load, act)
+    return cost.wavefronts, int(cost.conflicts.sum())
 
 
 def _account_const(ex: Executor, pc: int, addrs: np.ndarray, lanes: np.ndarray, add) -> None:
@@ -263,6 +359,48 @@ def _names_thread(handler):
     return run
 
 
+#: Bytes of element indices :func:`_plan` may keep per executor.
+PLAN_BYTES = 64 * 2**20
+
+
+def _plan(ex: Executor, ins: Instr, addr: Addr, sel, space: str):
+    """``(cached plan or None, key)`` of a ``.shared`` access by every thread of the chunk (``sel``
+    ``None``, no guard, no access records) at a register address: the plan is ``(register's write
+    count, [(element view, element indices) per vector element], [(counter, value) added])``,
+    valid while the register is not written (:attr:`RegisterFile.version`): the same addresses
+    give the same checks, indices and counters, so a tiled kernel's loop-invariant ``ld.shared``
+    / ``st.shared`` addresses are computed, checked and costed once. ``key`` is ``None`` where
+    no plan applies."""
+    plans = getattr(ex, "mem_plans", None)
+    if (plans is None or sel is not None or ins.guard is not None or ex.accesses is not None or space != "shared"
+            or not isinstance(addr.base, Reg) or addr.base.neg):
+        return None, None
+    ver = ex.regs.version[addr.base.name]
+    plan = plans.get(ins.index)
+    return (plan if plan is not None and plan[0] == ver else None), ver
+
+
+def _keep_plan(ex: Executor, ins: Instr, ver: int, parts: list, log: list) -> None:
+    """Remember a plan (see :func:`_plan`) if every element is one piece of all lanes and the
+    executor's budget (:data:`PLAN_BYTES`) allows."""
+    if any(len(p) != 1 or p[0][2] is not None for p in parts):
+        return
+    size = sum(p[0][1].nbytes for p in parts)
+    old = ex.mem_plans.get(ins.index)
+    used = ex.mem_plan_bytes - (sum(i.nbytes for _, i in old[1]) if old else 0)
+    if used + size > PLAN_BYTES:
+        return
+    ex.mem_plans[ins.index] = (ver, [(p[0][0], p[0][1]) for p in parts], log)
+    ex.mem_plan_bytes = used + size
+
+
+def _replay(ex: Executor, pc: int, log: list) -> None:
+    stats = ex.stats
+    for name, v in log:
+        stats[name] += v
+        stats[name, pc] += v
+
+
 @_names_thread
 def load(ex: Executor, ins: Instr, sel) -> None:
     """``ld``: d = memory[a] (vectors: d_j = memory[a + j * size]); ``ldmatrix`` goes to :func:`ldmatrix`."""
@@ -276,23 +414,32 @@ def load(ex: Executor, ins: Instr, sel) -> None:
         k = _vec_len(ins)
         n = ex.count(g)
         space = state_space(ins)
+        plan, ver = (None, None) if space == "param" else _plan(ex, ins, addr, sel, space)
         if space == "param":
             vals = _param_value(ex, ins, addr, dtype, k, n)
+        elif plan is not None:
+            _replay(ex, ins.index, plan[2])
+            vals = [view[idx] for view, idx in plan[1]]
         else:
             a = effective_addresses(ex, ins, addr, g)
             if k > 1:
                 check_aligned(a, dtype.itemsize * k, space)
-            _account(ex, ins.index, "ld", space, a, g, dtype.itemsize * k)
-            vals = []
+            log = None if ver is None else []
+            _account(ex, ins.index, "ld", space, a, g, dtype.itemsize * k, log)
+            vals, parts = [], []
             for j in range(k):
                 aj = a + np.uint64(j * dtype.itemsize)
                 out = np.empty(n, dtype)
-                for view, idx, lanes in _parts(ex, space, aj, g, dtype):
+                pieces = list(_parts(ex, space, aj, g, dtype))
+                for view, idx, lanes in pieces:
                     if lanes is None:
                         out = view[idx]
                     else:
                         out[lanes] = view[idx]
                 vals.append(out)
+                parts.append(pieces)
+            if ver is not None:
+                _keep_plan(ex, ins, ver, parts, log)
         regs = dst.items if isinstance(dst, Vec) else (dst,)
         for r, v in zip(regs, vals):
             if r is not None:
@@ -396,19 +543,30 @@ def store(ex: Executor, ins: Instr, sel) -> None:
         if space in ("param", "const"):
             raise KernelFault(f"kernel {ex.kernel.name}: st.{space} is not supported ({ins.loc})")
         k = _vec_len(ins)
+        items = src.items if isinstance(src, Vec) else (src,)
+        plan, ver = _plan(ex, ins, addr, sel, space)
+        if plan is not None:
+            writes = [(view, idx, ex.read(item, ty, g)) for (view, idx), item in zip(plan[1], items)]
+            _replay(ex, ins.index, plan[2])
+            for view, idx, vals in writes:
+                view[idx] = vals
+            return ex.advance(sel, ins.index + 1)
         a = effective_addresses(ex, ins, addr, g)
         if k > 1:
             check_aligned(a, dtype.itemsize * k, space)
-        items = src.items if isinstance(src, Vec) else (src,)
-        writes = []
+        writes, parts = [], []
         for j, item in enumerate(items):
             vals = ex.read(item, ty, g)
             aj = a + np.uint64(j * dtype.itemsize)
-            writes.extend((view, idx, vals if lanes is None else vals[lanes])
-                          for view, idx, lanes in _parts(ex, space, aj, g, dtype))
-        _account(ex, ins.index, "st", space, a, g, dtype.itemsize * k)
+            pieces = list(_parts(ex, space, aj, g, dtype))
+            writes.extend((view, idx, vals if lanes is None else vals[lanes]) for view, idx, lanes in pieces)
+            parts.append(pieces)
+        log = None if ver is None else []
+        _account(ex, ins.index, "st", space, a, g, dtype.itemsize * k, log)
         for view, idx, vals in writes:
             view[idx] = vals
+        if ver is not None:
+            _keep_plan(ex, ins, ver, parts, log)
     ex.advance(sel, ins.index + 1)
 
 

@@ -193,6 +193,14 @@ class GlobalMemory:
         bases, ends, order = self._bases, self._ends, self._order
         if len(bases) == 0:
             raise MemoryFault(0, int(addrs[0]), size, "access to unallocated global memory", "global")
+        if addrs.size and size & (size - 1) == 0:
+            # Every lane in one allocation (the usual case): no per-lane search. Same result as below.
+            lo, hi = int(addrs.min()), int(addrs.max())
+            i = int(np.searchsorted(bases, np.uint64(lo), side="right")) - 1
+            if i >= 0 and hi + size <= int(ends[i]):
+                a = order[i]
+                idx = (addrs - np.uint64(a.base)) >> np.uint64(size.bit_length() - 1)
+                return [(a, idx.view(np.int64), None)]
         which = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
         ok = which >= 0
         end = np.where(ok, ends[np.maximum(which, 0)], 0)

@@ -95,6 +95,9 @@ class RegisterFile:
         self.n = n
         self.bits = {name: TYPES[ty].bits for name, ty in decls.items()}
         self.data = {name: np.zeros(n, raw_dtype(b)) for name, b in self.bits.items()}
+        #: Per register: how many times :meth:`write` wrote it (a register whose count did not change
+        #: holds the same values: callers may reuse what they computed from it).
+        self.version = dict.fromkeys(self.bits, 0)
 
     @property
     def nbytes(self) -> int:
@@ -114,6 +117,7 @@ class RegisterFile:
     def write(self, reg: Reg, value: np.ndarray, ty: str, sel: np.ndarray | None) -> None:
         """Write ``value`` (type ``ty``) to register ``reg`` of lanes ``sel``."""
         raw = _to_raw(value, ty, self.bits[reg.name])
+        self.version[reg.name] += 1
         if sel is None:
             self.data[reg.name][...] = raw
         else:
