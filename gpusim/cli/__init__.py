@@ -18,7 +18,7 @@ __all__ = ["main"]
 
 #: Sub-command modules, in the order ``gpusim --help`` lists them.
 _COMMANDS = ("run", "isa", "occupancy", "validate", "sweep", "calibrate", "trace", "report", "diagram", "source",
-             "lesson", "step")
+             "lesson", "step", "ddp")
 
 
 def build_parser() -> argparse.ArgumentParser:
