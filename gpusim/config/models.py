@@ -280,8 +280,8 @@ class L2Spec(BaseModel):
         "the slices' time with the reads, bytes per second; null = bandwidth_bytes_per_s (the default)")
     write_data_bytes_per_s: float | None = Field(
         None, gt=0, description="timing model: the rate store data travels from the SMs to the L2, GPU-wide, a "
-        "path of its own before the slices (a store waits its turn, and its SM's L1 with it, as for "
-        "write_requests_per_cycle), bytes per second; null = no limit beyond the slices (the default)")
+        "path of its own before the slices (a store's data waits its turn there; its SM goes on, held only by the "
+        "request port's backlog, write_queue_cycles), bytes per second; null = no limit beyond the slices (the default)")
     write_requests_per_cycle: float = Field(
         0.0, ge=0, description="timing model: write requests (one per line a store sends after write combining) "
         "the whole L2 accepts a cycle; a store waits its turn, and its SM's L1 with it, requests per SM cycle; "
@@ -294,6 +294,34 @@ class L2Spec(BaseModel):
         1, strict=True, ge=0, description="timing model: cycles each further update of one address adds to "
         "a warp's atom/red executed in L2 (lanes updating the same address are applied one after the other), "
         "cycles; default 1 (ASSUMED: no measurement)")
+    atomic_address_cycles: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: cycles one address is busy with each update "
+        "of an integer or bitwise atom/red request, GPU-wide (its next update, from any SM, starts no earlier); "
+        "setting this, atomic_slice_cycles or atomic_requests_per_cycle turns the contended-atomics model on "
+        "(lanes of a warp on one address become separate L2 requests, replacing atomic_serial_cycles); 0 = off "
+        "(the default)")
+    atomic_address_cycles_float: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: the same for floating-point atom/red "
+        "(add.f32/f64/f16...), cycles; 0 = atomic_address_cycles (the default)")
+    atomic_slice_cycles: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: cycles an integer atom/red request of one "
+        "sector holds the atomic unit of its L2 slice (the slice: a hash of the address's atomic_granule_bytes "
+        "granule over `slices`); 0 = no per-slice limit (the default)")
+    atomic_slice_cycles_float: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: the same for floating-point requests, cycles; "
+        "0 = atomic_slice_cycles (the default)")
+    atomic_sector_cycles: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: cycles each further sector of one request "
+        "adds to its slice's time, cycles; default 0")
+    atomic_granule_bytes: int = Field(
+        512, strict=True, ge=1, description="timing model, contended atomics: bytes of consecutive addresses "
+        "homed in one L2 slice, bytes; default 512")
+    atomic_requests_per_cycle: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: red requests (no value returned) the whole "
+        "L2 takes a cycle, requests per SM cycle; 0 = no limit (the default)")
+    atomic_return_requests_per_cycle: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: atom requests (old value returned) the whole "
+        "L2 takes a cycle, requests per SM cycle; 0 = atomic_requests_per_cycle (the default)")
     localizes_far_reads: bool = Field(
         False, description="timing model: a line an SM reads from the far partition is also cached in its near "
         "partition (two places of the capacity; written lines keep one), so that (partitions - 1) / partitions of "

@@ -45,6 +45,8 @@ class LaunchContext(Protocol):
         branches, divergent_branches: branch instructions issued, and those whose threads
             went both ways.
         on_global_access: the sampler's hook, ``on_global_access(cta, j)`` or ``None``.
+        aggregated_atoms: PCs of the atomics ptxas warp-aggregates
+            (:func:`gpusim.timing.decode.aggregated_atoms`).
     """
 
     env: simpy.Environment
@@ -62,6 +64,7 @@ class LaunchContext(Protocol):
     branches: int
     divergent_branches: int
     on_global_access: Callable | None
+    aggregated_atoms: frozenset[int]
 
     def cta_done(self, sm: Any, cta: Any, now: int) -> None:
         """Called by ``sm`` when the last warp of ``cta`` exits at cycle ``now``."""

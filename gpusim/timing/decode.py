@@ -46,7 +46,7 @@ from gpusim.sass import KernelSass
 from isa.ir import Addr, Instr, Kernel, PredPair, Reg, Vec
 from isa.opcodes import Kind
 
-__all__ = ["Timed", "decode", "EXIT", "wgmma_steps"]
+__all__ = ["Timed", "decode", "EXIT", "wgmma_steps", "unused_atom_results", "aggregated_atoms"]
 
 #: Kinds whose first operand is a destination register.
 _WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK, Kind.MMA, Kind.WGMMA}
@@ -286,6 +286,32 @@ def decode(kernel: Kernel, cfg: GPUConfig, sass: KernelSass | None = None) -> li
     out = [_one(ins, cfg, sass) for ins in kernel.instrs]
     out.append(EXIT(len(kernel.instrs), cfg))
     return out
+
+
+def unused_atom_results(kernel: Kernel) -> frozenset[int]:
+    """PCs of the ``atom`` instructions whose result register no instruction of ``kernel`` reads:
+    ptxas makes them ``RED`` (no value returned; Nsight Compute counts them as ``op_red``), as it
+    does NVRTC's ``atomicAdd`` whose result is unused."""
+    read: set[str] = set()
+    for ins in kernel.instrs:
+        writes = ins.spec.kind in _WRITES_FIRST or (ins.spec.kind is Kind.ATOM and ins.op == "atom")
+        read.update(n for op in (ins.operands[1:] if writes else ins.operands) for n in _names(op))
+        if ins.guard is not None:
+            read.add(ins.guard.name)
+    return frozenset(ins.index for ins in kernel.instrs
+                     if ins.spec.kind is Kind.ATOM and ins.op == "atom" and ins.operands
+                     and not any(n in read for n in _names(ins.operands[0])))
+
+
+def aggregated_atoms(kernel: Kernel, sass: KernelSass | None) -> frozenset[int]:
+    """PCs of the global atomics that ptxas warp-aggregates (its listing shows ``VOTEU`` and
+    ``POPC`` among the instruction's SASS: e.g. ``atomicAdd(counter, 1)`` on a uniform address,
+    which the H100 then receives once per warp); empty without a ptxas listing."""
+    if sass is None or sass.source != "ptxas":
+        return frozenset()
+    return frozenset(ins.index for ins in kernel.instrs if ins.spec.kind is Kind.ATOM
+                     and any(o.startswith("VOTEU") for o in sass.ops[ins.index])
+                     and any(o.startswith("POPC") for o in sass.ops[ins.index]))
 
 
 def EXIT(pc: int, cfg: GPUConfig) -> Timed:

@@ -33,7 +33,7 @@ from gpusim.functional.warpstep import CTAStepper, cta_specific
 from gpusim.functional.watchdog import Watchdog, checkable, fingerprint
 from gpusim.occupancy import OccupancyResult, launch_carveout
 from gpusim.sass import KernelSass
-from gpusim.timing.decode import decode
+from gpusim.timing.decode import aggregated_atoms, decode
 from gpusim.timing.dispatch import CTADispatcher
 from gpusim.timing.memsys import MemorySystem
 from gpusim.timing.sm import CTA, REASONS, SM
@@ -85,6 +85,7 @@ class Launch:
         self.dynamic_shared, self.cfg, self.occ, self.max_cycles = dynamic_shared, cfg, occ, max_cycles
         self.env = simpy.Environment()
         self.timed = decode(kernel, cfg, sass)
+        self.aggregated_atoms = aggregated_atoms(kernel, sass)
         # Issue order inside straight-line regions: ptxas's (SASS listings only; see SM._sass_next).
         self.order = sass.order if sass is not None else ()
         self.block = sass.block if sass is not None else ()

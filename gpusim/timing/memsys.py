@@ -39,9 +39,13 @@ The model, with its sources (hardware-facts.md section numbers):
   stores alone 62, a copy 46 of each at once: stores have a path of their own
   that reads do not hold, and share the slices with them.
   A sector written in part while not present is completed from DRAM when it
-  is evicted or read. Atomics and reductions execute there; lanes updating one
-  address are applied one after the other, ``l2.atomic_serial_cycles`` each
-  (ASSUMED 1).
+  is evicted or read. Atomics and reductions execute there. With the contended-atomics
+  fields (``l2.atomic_address_cycles``, ``atomic_slice_cycles``, ``atomic_requests_per_cycle``;
+  set on the H100 from ``validation/probes/atomic_contention.py``) the L1 sends a warp's lanes on
+  one address as separate requests (:func:`atomic_requests`), and each request waits for the
+  GPU-wide request port, its slice's atomic unit (a hash of its 512 B granule, ASSUMED) and its
+  addresses' previous updates (:meth:`L2.atomic`); without them lanes updating one address are
+  applied one after the other, ``l2.atomic_serial_cycles`` each (ASSUMED 1).
 * DRAM (§2): a bandwidth server of ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (the
   sustained share of the peak: 0.886 measured on the H100 by a 1 GiB copy; reads alone
   ``dram.read_efficiency``, 0.93, writes what leaves a copy at 0.886) that moves
@@ -72,7 +76,7 @@ import numpy as np
 from gpusim.config import GPUConfig
 from gpusim.memmodel.coalesce import FULL_SECTOR
 
-__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE"]
+__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "atomic_requests"]
 
 #: Base of the address range that local memory is mapped to for the caches: per warp, the
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
@@ -149,6 +153,34 @@ def _lines(sectors: np.ndarray) -> tuple[list[int], list[int]]:
     uniq, start = np.unique(lines, return_index=True)
     masks = np.bitwise_or.reduceat(1 << (sectors & 3), start)
     return uniq.tolist(), masks.tolist()
+
+
+def atomic_requests(addrs: np.ndarray) -> list[tuple[int, int, list[int]]]:
+    """The L2 requests the L1 makes of one warp's global ``atom``/``red`` when contended atomics are
+    modelled (``l2.atomic_address_cycles``, ``atomic_slice_cycles`` or ``atomic_requests_per_cycle``):
+    lanes on different addresses of one 128 B line share a request, lanes on one address do not --
+    the k-th lane on an address goes in the k-th request of its line. Measured on the H100
+    (``validation/probes/atomic_contention.py``, ``lts__t_requests_srcunit_tex_op_red/atom``):
+    32 lanes on one address make 32 requests, on 32 words of one line 1.
+
+    Args:
+        addrs: the active lanes' byte addresses, uint64 (or int64), in lane order.
+
+    Returns:
+        ``(line, 4-bit sector mask, byte addresses)`` per request, ordered by the lanes' rank on
+        their address, then by line.
+    """
+    rank: dict[int, int] = {}
+    reqs: dict[tuple[int, int], list] = {}
+    for a in addrs.tolist():
+        r = rank.get(a, 0)
+        rank[a] = r + 1
+        g = reqs.get((r, a >> 7))
+        if g is None:
+            g = reqs[(r, a >> 7)] = [0, []]
+        g[0] |= 1 << ((a >> 5) & 3)
+        g[1].append(a)
+    return [(line, g[0], g[1]) for (_, line), g in sorted(reqs.items())]
 
 
 _POPCOUNT = [bin(m).count("1") for m in range(16)]
@@ -271,6 +303,7 @@ class L2:
         self.latency = cfg.l2.latency_cycles
         self.pairs = cfg.dram.access_granularity_bytes > self.sector
         self.atomic_serial = cfg.l2.atomic_serial_cycles
+        self._init_contended_atomics(cfg)
         far, parts = cfg.l2.far_latency_cycles, cfg.l2.partitions
         #: what a DRAM read pays on average for the lines homed in another L2 partition (their
         #: requests cross to it and back): (far - near latency) x the share of such lines
@@ -457,22 +490,23 @@ class L2:
             else:
                 pending[line] = (mask, ready, t, source)
 
-    def take_writes(self, t: float, n: int, sectors: int) -> float:
+    def take_writes(self, t: float, n: int, sectors: int) -> tuple[float, float]:
         """``n`` write requests of ``sectors`` sectors in all arrive at cycle ``t``; returns the
-        cycle the last is taken: by the request port (``l2.write_requests_per_cycle`` requests a
-        cycle, GPU-wide), then by the write-data path (``l2.write_data_bytes_per_s``); ``t`` when
-        neither is limited."""
+        cycles the last is taken by the request port (``l2.write_requests_per_cycle`` requests a
+        cycle, GPU-wide) and then by the write-data path (``l2.write_data_bytes_per_s``); ``t``
+        where one is not limited."""
         self.count["l2_write_requests"] += n
         if self.write_request_cycles and n:
             start = max(t, self.requests_free)
             self.requests_free = start + n * self.write_request_cycles
             t = self.requests_free - self.write_request_cycles
+        port = t
         if self.write_data_bytes_per_cycle and sectors:
             per = self.sector / self.write_data_bytes_per_cycle
             start = max(t, self.data_free)
             self.data_free = start + sectors * per
             t = self.data_free - per
-        return t
+        return port, t
 
     def write(self, t: float, lines: list[int], masks: list[int], n: int,
               partial: list[tuple[int, int]] = ()) -> float:
@@ -516,17 +550,104 @@ class L2:
                 self.partial_lines[line] = self.partial_lines.get(line, 0) | 1 << k
 
 
+    def _init_contended_atomics(self, cfg: GPUConfig) -> None:
+        """State of the contended-atomics model (``l2.atomic_*``; off unless
+        ``l2.atomic_address_cycles``, ``atomic_slice_cycles`` or ``atomic_requests_per_cycle`` is set)."""
+        l2 = cfg.l2
+        #: contended atomics modelled (lanes on one address are separate requests, serialised per
+        #: address, per slice and by the GPU-wide request rate)
+        self.contended = bool(l2.atomic_address_cycles or l2.atomic_slice_cycles or l2.atomic_requests_per_cycle)
+        #: cycles an address is busy per update: (integer, float)
+        self.atom_address = (l2.atomic_address_cycles, l2.atomic_address_cycles_float or l2.atomic_address_cycles)
+        #: cycles a one-sector request holds its slice's atomic unit: (integer, float)
+        self.atom_slice = (l2.atomic_slice_cycles, l2.atomic_slice_cycles_float or l2.atomic_slice_cycles)
+        self.atom_sector = l2.atomic_sector_cycles
+        #: lines per slice granule (``l2.atomic_granule_bytes``)
+        self.atom_granule = max(1, l2.atomic_granule_bytes // l2.line_bytes)
+        #: the cycle each slice's atomic unit is free again (None: no per-slice limit)
+        self.atom_slices: list[float] | None = [0.0] * (l2.slices or 1) if l2.atomic_slice_cycles else None
+        red = 1.0 / l2.atomic_requests_per_cycle if l2.atomic_requests_per_cycle else 0.0
+        ret = l2.atomic_return_requests_per_cycle
+        #: cycles of the GPU-wide request port per request: (red, atom)
+        self.atom_port = (red, 1.0 / ret if ret else red)
+        self.atom_port_free = 0.0
+        #: byte address -> the cycle its last update is done (the next one starts no earlier)
+        self.address_free: dict[int, float] = {}
+        #: the cycle the last request of the latest contended atomic started
+        self.atom_last = 0.0
+
+    def atomic_slice(self, line: int) -> int:
+        """The slice whose atomic unit executes the updates of ``line`` (ASSUMED hash: the
+        ``l2.atomic_granule_bytes`` granule number g, x = g ^ g >> 5, x ^ x >> 11, modulo
+        ``l2.slices``; the H100's hash is not known. It gives consecutive granules and granules
+        1-32 apart distinct slices, as the H100's lts__t_requests per slice show for the
+        atomic_contention probe's 4 KB- and 32 KB-spread lines)."""
+        x = line // self.atom_granule
+        x ^= x >> 5
+        x ^= x >> 11
+        return x % len(self.atom_slices)
+
     def atomic(self, t: float, lines: list[int], masks: list[int], serial: int, reduction: bool,
-               served: dict[int, str] | None = None) -> float:
+               served: dict[int, str] | None = None, requests: list[tuple[int, int, list[int]]] | None = None,
+               float_op: bool = False) -> float:
         """A warp's ``atom`` (``reduction`` False) or ``red`` on the sectors, executed here: read
-        (counted as ``atom``/``red``), then the sectors are dirty. ``serial``: the most lanes
-        updating one address, applied one after the other, ``l2.atomic_serial_cycles`` each after
-        the first. Returns the cycle the old values are ready."""
-        done = self.read(t, lines, masks, "red" if reduction else "atom", served)
+        (counted as ``atom``/``red``), then the sectors are dirty. Returns the cycle the old values
+        are ready.
+
+        Without ``requests`` (or with the contended-atomics model off): ``serial``, the most lanes
+        updating one address, are applied one after the other, ``l2.atomic_serial_cycles`` each
+        after the first. With ``requests`` (``(line, sector mask, byte addresses)`` each, the L1's
+        split, :func:`atomic_requests`) and the model on: each request is taken by the GPU-wide
+        port (``l2.atomic_requests_per_cycle``, ``atomic_return_requests_per_cycle`` for ``atom``),
+        then starts when its slice's atomic unit (:meth:`atomic_slice`) and each of its addresses
+        are free; it holds the unit ``atomic_slice_cycles`` (+ ``atomic_sector_cycles`` per further
+        sector) and each address ``atomic_address_cycles`` (``*_float`` for ``float_op``). The
+        warp's data are ready an L2 access (:meth:`read`, at ``t``) after ``t`` plus the wait of its
+        last request. ``lts__t_requests``/``sectors`` count every request."""
+        op = "red" if reduction else "atom"
+        done = self.read(t, lines, masks, op, served)
         for line, mask in zip(lines, masks):
             self._fill(line, mask, True, t)
+        if requests is not None and self.contended:
+            last = self.atom_last = self._contend(t, requests, reduction, float_op)
+            c = self.count
+            c[f"l2_{op}_requests"] += len(requests) - len(lines)
+            c[f"l2_{op}_sectors"] += sum(_POPCOUNT[m] for _, m, _ in requests) - sum(_POPCOUNT[m] for m in masks)
+            return done + (last - t)
         c = self.atomic_serial
         return done + serial * c - c  # (done + serial) - 1 when c = 1, as the golden cycles were computed
+
+    def _contend(self, t: float, requests: list[tuple[int, int, list[int]]], reduction: bool,
+                 float_op: bool) -> float:
+        """Book ``requests`` arriving at ``t`` on the port, the slices and the addresses (see
+        :meth:`atomic`); returns the cycle the last one starts."""
+        port = self.atom_port[0 if reduction else 1]
+        per_addr = self.atom_address[float_op]
+        per_slice = self.atom_slice[float_op]
+        per_sector = self.atom_sector
+        slices = self.atom_slices
+        free = self.address_free
+        last = t
+        for line, mask, addrs in requests:
+            s = t
+            if port:
+                s = max(s, self.atom_port_free)
+                self.atom_port_free = s + port
+            if slices is not None:
+                k = self.atomic_slice(line)
+                s = max(s, slices[k])
+            for a in addrs:
+                f = free.get(a)
+                if f is not None and f > s:
+                    s = f
+            if slices is not None:
+                slices[k] = s + per_slice + per_sector * (_POPCOUNT[mask] - 1)
+            if per_addr:
+                for a in addrs:
+                    free[a] = s + per_addr
+            if s > last:
+                last = s
+        return last
 
     def warm(self, lines: list[int], masks: list[int], stored: bool,
              partial: list[tuple[int, int]] = ()) -> tuple[int, int, int]:
@@ -630,8 +751,9 @@ class L1:
         joins that line's request; every other line is an L2 write request, and the L2 takes
         ``l2.write_requests_per_cycle`` of them a cycle GPU-wide, and the sectors at
         ``l2.write_data_bytes_per_s`` (:meth:`L2.take_writes`). The stage stays busy until the
-        L2 is no more than ``l2.write_queue_cycles`` behind taking this store (its backlog
-        throttles the SM's loads and stores). Measured on
+        request port is no more than ``l2.write_queue_cycles`` behind taking this store's
+        requests (its backlog throttles the SM's loads and stores; the write-data path's backlog
+        delays only the store's arrival in L2, and so the launch's end). Measured on
         the H100 (``validation/probes/store_scatter.py``): 4-byte stores spread over 32 lines a warp
         send L2 one request per lane and run at ~30 requests a cycle; spread over 8 lines they join
         the other warps' requests and cost no more than a coalesced store."""
@@ -647,13 +769,23 @@ class L1:
                 recent[line] = None
                 if len(recent) > self.combine:
                     recent.popitem(last=False)
-        taken = self.l2.take_writes(t, requests, n)
-        self.free = max(self.free, taken - self.l2.write_queue)
+        port, taken = self.l2.take_writes(t, requests, n)
+        self.free = max(self.free, port - self.l2.write_queue)
         return self.l2.write(taken, lines, masks, n, partial)
 
     def atomic(self, now: int, lines: list[int], masks: list[int], serial: int, reduction: bool,
-               served: dict[int, str] | None = None) -> float:
-        """A warp's global ``atom``/``red``: through the stage (a cycle per line) to L2, which executes it."""
+               served: dict[int, str] | None = None, requests: list[tuple[int, int, list[int]]] | None = None,
+               float_op: bool = False) -> float:
+        """A warp's global ``atom``/``red``: through the stage (a cycle per line, or per request
+        where the L2 models contended atomics and ``requests`` is given: the L1 sends lanes on one
+        address as separate requests, :func:`atomic_requests`) to L2, which executes it."""
+        if requests is not None and self.l2.contended:
+            t = self._stage(now, len(requests))
+            done = self.l2.atomic(t, lines, masks, serial, reduction, served, requests, float_op)
+            # back-pressure, as for stores: the stage stays busy until the L2 is no more than
+            # l2.write_queue_cycles behind starting this warp's last request (ASSUMED the same queue)
+            self.free = max(self.free, self.l2.atom_last - self.l2.write_queue)
+            return done
         t = self._stage(now, len(lines))
         return self.l2.atomic(t, lines, masks, serial, reduction, served)
 
@@ -719,10 +851,16 @@ class MemorySystem:
         self.writes_done = max(self.writes_done, done)
         return done
 
-    def atomic(self, sm: int, now: int, sectors: np.ndarray, serial: int, reduction: bool) -> float:
-        """A warp's global ``atom``/``red``, executed in L2 (:meth:`L2.atomic`)."""
+    def atomic(self, sm: int, now: int, sectors: np.ndarray, serial: int, reduction: bool,
+               addrs: np.ndarray | None = None, float_op: bool = False) -> float:
+        """A warp's global ``atom``/``red``, executed in L2 (:meth:`L2.atomic`); ``addrs``: the
+        lanes' byte addresses (uint64; with them and ``l2.atomic_address_cycles``,
+        ``atomic_slice_cycles`` or ``atomic_requests_per_cycle`` set, contended atomics are
+        modelled, :func:`atomic_requests`);
+        ``float_op``: a floating-point update (``l2.atomic_*_float`` costs)."""
         lines, masks = _lines(sectors)
-        done = self.l1(sm).atomic(now, lines, masks, serial, reduction, self.served)
+        requests = atomic_requests(addrs) if addrs is not None and self.l2.contended else None
+        done = self.l1(sm).atomic(now, lines, masks, serial, reduction, self.served, requests, float_op)
         self.writes_done = max(self.writes_done, done)
         return done
 
@@ -763,6 +901,8 @@ class MemorySystem:
             "lts__t_sectors_op_red.sum": c["l2_red_sectors"],
             "lts__t_requests_srcunit_tex_op_read.sum": c["l2_read_requests"],
             "lts__t_requests_srcunit_tex_op_write.sum": c["l2_write_requests"],
+            "lts__t_requests_srcunit_tex_op_atom.sum": c["l2_atom_requests"],
+            "lts__t_requests_srcunit_tex_op_red.sum": c["l2_red_requests"],
             "lts__t_sector_op_read_hit_rate.pct": pct(c["l2_read_hits"], c["l2_read_sectors"]),
             "dram__bytes_read.sum": c["dram_read_bytes"],
             "dram__bytes_write.sum": c["dram_write_bytes"],

@@ -402,6 +402,14 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     shares = {f"l2.{f}": getattr(cfg.l2, f) * scale for f in ("bandwidth_bytes_per_s", "write_bandwidth_bytes_per_s",
                                                                "write_data_bytes_per_s", "write_requests_per_cycle")
               if getattr(cfg.l2, f) is not None}
+    #    Contended atomics: a hot address or slice is updated by all N SMs on the GPU, by k here, so
+    #    its service time per update is N / k times longer (the slice gets its k / N share of it),
+    #    and the GPU-wide atomic request rate its k / N share.
+    shares |= {f"l2.{f}": getattr(cfg.l2, f) / scale for f in (
+        "atomic_address_cycles", "atomic_address_cycles_float", "atomic_slice_cycles", "atomic_slice_cycles_float",
+        "atomic_sector_cycles")}
+    shares |= {f"l2.{f}": getattr(cfg.l2, f) * scale for f in ("atomic_requests_per_cycle",
+                                                               "atomic_return_requests_per_cycle")}
     sliced = cfg.with_overrides({"sm_count": k, **shares,
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale,
                                  "cta_dispatch_cycles": cfg.cta_dispatch_cycles / scale})

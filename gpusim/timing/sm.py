@@ -62,6 +62,7 @@ import simpy
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import partial_sectors, shared_wavefronts
 from gpusim.timing.context import LaunchContext
+from gpusim.timing.decode import unused_atom_results
 from gpusim.timing.memsys import LOCAL_BASE
 from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
@@ -351,6 +352,8 @@ class SM:
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
         self.shared_free = 0
+        self.atom_kinds: dict[int, tuple[bool, bool]] = {}   # _atom_kind's cache
+        self.unused_atoms: frozenset[int] | None = None
         self.barrier_free = 0.0     # when the barrier unit may count the next warp's arrival
         self.active_warps = 0
         self.warp_cycles = 0.0      # integral of resident warps over cycles
@@ -605,6 +608,21 @@ class SM:
             w.sched.wake(t)
         return t
 
+    def _atom_kind(self, timed) -> tuple[bool, bool]:
+        """A global atomic's (reduction, floating-point): a ``red``, or an ``atom`` whose result is
+        never read (ptxas makes it ``RED``, :func:`gpusim.timing.decode.unused_atom_results`); a
+        float type (``l2.atomic_*_float`` costs). Cached per PC."""
+        kinds = self.atom_kinds
+        k = kinds.get(timed.pc)
+        if k is None:
+            kernel = self.launch.kernel
+            if self.unused_atoms is None:
+                self.unused_atoms = unused_atom_results(kernel)
+            red = timed.kind is Kind.ATOM and (not timed.writes or timed.pc in self.unused_atoms)
+            fp = any(ty.startswith(("f", "bf")) for ty in kernel.instrs[timed.pc].types)
+            k = kinds[timed.pc] = (red, fp)
+        return k
+
     def _memory(self, w: Warp, accesses: list, now: int) -> float:
         """Book the memory accesses of one instruction (:attr:`Step.accesses`); return when its
         results are ready."""
@@ -652,7 +670,10 @@ class SM:
                 t = mem.store(self.index, now, sectors, part)
             else:
                 serial = int(np.unique(a, return_counts=True)[1].max())
-                t = mem.atomic(self.index, now, sectors, serial, w.timed.kind is Kind.ATOM and not w.timed.writes)
+                red, fp = self._atom_kind(w.timed)
+                if w.timed.pc in launch.aggregated_atoms:  # one lane per address reaches the L1
+                    a = np.unique(a)
+                t = mem.atomic(self.index, now, sectors, serial, red, a, fp)
             done = max(done, t)
         if after is not None:
             after()

@@ -27,6 +27,10 @@ Run it under Nsight Compute on a GPU machine (clocks untouched)::
 
 The launches are listed in order on stdout (``launch LABEL``); ncu's rows follow that order.
 Needs CuPy only (``CODE`` and :func:`launches` import anywhere).
+
+The same launches on gpusim (timing mode, same launch shapes), against the H100's CSV::
+
+    python3 validation/probes/atomic_contention.py sim atomic_contention.csv OUT.json [--labels ...] [--jobs N]
 """
 
 from __future__ import annotations
@@ -98,6 +102,84 @@ def main() -> None:
             print(f"{'warmup' if warm else 'launch'} {label}", flush=True)
 
 
+def gpu_rows(path: str) -> dict[str, dict[str, float]]:
+    """The ncu CSV's measured launches (the last ``len(launches())`` rows: the warm-up
+    launches come first), by label: cycles and L2 atomic requests."""
+    import csv
+
+    with open(path) as f:
+        rows = list(csv.DictReader(line for line in f if line.startswith('"')))
+    labels = [r[0] for r in launches()]
+    rows = rows[-len(labels):]
+
+    def num(v: str) -> float:
+        return float(v.replace(",", "")) if v else 0.0
+    return {lab: {"cycles": num(r["sm__cycles_elapsed.avg"]),
+                  "l2_requests": num(r["lts__t_requests_srcunit_tex_op_atom.sum"])
+                  + num(r["lts__t_requests_srcunit_tex_op_red.sum"])} for lab, r in zip(labels, rows)}
+
+
+def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs: int = 1,
+             sampling: bool = True, ctas: int | None = None) -> dict:
+    """One launch of :func:`launches` on gpusim in timing mode (the same launch shape unless
+    ``ctas`` is given; ``sampling`` False: the detailed engine)."""
+    import time
+
+    import numpy as np
+
+    import gpusim
+
+    t0 = time.perf_counter()
+    _, k, a, s, n = next(r for r in launches() if r[0] == label)
+    n = ctas or n
+    with gpusim.Device(gpu, mode="timing", overrides=overrides, jobs=jobs, sampling=sampling):
+        f = gpusim.RawModule(code=CODE).get_function(k)
+        base = gpusim.zeros(4096 * 1024, np.uint32)
+        old = gpusim.zeros(n * BLOCK, np.uint32)
+        args = (base, old) if k == "atom_u32" else (base,)
+        res = f((n,), (BLOCK,), args + (np.uint32(a), np.uint32(s), np.uint32(ITERS)))
+    m = res.metrics
+    return {"cycles": float(m["sm__cycles_elapsed.avg"]),
+            "l2_requests": float(m["lts__t_requests_srcunit_tex_op_atom.sum"] + m["lts__t_requests_srcunit_tex_op_red.sum"]),
+            "timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
+
+
+def sim(argv: list[str]) -> None:
+    """``sim CSV OUT.json``: every launch on gpusim against the H100's rows; writes OUT.json."""
+    import argparse
+    import json
+    import pathlib
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    p = argparse.ArgumentParser(prog="atomic_contention.py sim")
+    p.add_argument("csv")
+    p.add_argument("out")
+    p.add_argument("--labels", nargs="+", default=None)
+    p.add_argument("--jobs", type=int, default=1, help="launches simulated at once")
+    p.add_argument("--gpu", default="h100")
+    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="config overrides (TOML values)")
+    a = p.parse_args(argv)
+    import tomllib
+    over = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (kv.split("=", 1) for kv in a.set)}
+    truth = gpu_rows(a.csv)
+    labels = a.labels or list(truth)
+    rows = []
+    with ProcessPoolExecutor(a.jobs) as pool:
+        futures = {pool.submit(simulate, lab, a.gpu, over): lab for lab in labels}
+        for f in as_completed(futures):
+            lab, g, s = futures[f], truth[futures[f]], f.result()
+            err = 100 * (s["cycles"] / g["cycles"] - 1)
+            rows.append({"launch": lab, "gpu": g, "gpusim": s, "error_pct": round(err, 1)})
+            print(f"{lab:20s} H100 {g['cycles']:>11,.0f}  gpusim {s['cycles']:>11,.0f}  {err:+6.1f} %   L2 atomic "
+                  f"requests H100 {g['l2_requests']:>11,.0f}  gpusim {s['l2_requests']:>11,.0f}  ({s['host_seconds']} s)",
+                  flush=True)
+            rows.sort(key=lambda r: labels.index(r["launch"]))
+            pathlib.Path(a.out).write_text(json.dumps({"gpu_config": a.gpu, "overrides": over, "rows": rows}, indent=1))
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
-    main()
+    if sys.argv[1:2] == ["sim"]:
+        sim(sys.argv[2:])
+    else:
+        main()

@@ -1,0 +1,194 @@
+"""Contended global atomics in the timing model (gpusim.timing.memsys, ``l2.atomic_*``): the L1
+splits a warp's lanes on one address into separate L2 requests; an address, a slice's atomic
+unit and the GPU-wide request port each serialise the requests that need them; sampled timing
+gives the slice's SMs their k / N share of them, so it agrees with the detailed engine; an
+``atom`` whose result is never read counts as ``red`` (ptxas makes it RED)."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+import gpusim
+import gpusim.sass
+from gpusim.timing import Policy, memsys
+
+#: The contended-atomics fields, all off; tests switch on the one they test.
+OFF = {"l2.atomic_address_cycles": 0.0, "l2.atomic_address_cycles_float": 0.0, "l2.atomic_slice_cycles": 0.0,
+       "l2.atomic_slice_cycles_float": 0.0, "l2.atomic_sector_cycles": 0.0, "l2.atomic_requests_per_cycle": 0.0,
+       "l2.atomic_return_requests_per_cycle": 0.0}
+
+
+WARM = 1 << 18
+
+
+def _mem(**fields) -> memsys.MemorySystem:
+    cfg = gpusim.config.load("h100").with_overrides({**OFF, **{f"l2.{k}": v for k, v in fields.items()}})
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    mem.warm(np.arange(WARM // 32, dtype=np.int64))  # the first 256 KB in L2: every update hits
+    return mem
+
+
+def _slot(mem: memsys.MemorySystem) -> float:
+    """Cycles a sector holds the L2's bandwidth server."""
+    return mem.l2.sector / mem.l2.read_bytes_per_cycle
+
+
+def _atomic(mem: memsys.MemorySystem, sm: int, addrs: list[int], red: bool = True, fp: bool = False) -> float:
+    a = np.array(addrs, np.uint64)
+    sectors = np.unique(a >> np.uint64(5)).astype(np.int64)
+    serial = int(np.unique(a, return_counts=True)[1].max())
+    return mem.atomic(sm, 0, sectors, serial, red, a, fp)
+
+
+def test_the_l1_splits_lanes_on_one_address_and_joins_words_of_one_line():
+    one = memsys.atomic_requests(np.full(32, 4096, np.uint64))
+    assert one == [(32, 0b0001, [4096])] * 32
+    line = memsys.atomic_requests(np.arange(32, dtype=np.uint64) * 4 + 4096)
+    assert line == [(32, 0b1111, list(range(4096, 4224, 4)))]
+    # two lanes on 4096, one on 4100 (same line), one on 8192 (another line): the second lane on
+    # 4096 is the only one in the second round
+    mixed = memsys.atomic_requests(np.array([4096, 4100, 4096, 8192], np.uint64))
+    assert mixed == [(32, 0b0001, [4096, 4100]), (64, 0b0001, [8192]), (32, 0b0001, [4096])]
+
+
+def test_one_address_updated_from_several_sms_is_serialised_gpu_wide():
+    mem = _mem(atomic_address_cycles=3.0)
+    done = [_atomic(mem, sm, [4096]) for sm in range(4)]
+    # each also takes its sector's slot on the L2's bandwidth server, at the same cycle
+    assert np.diff(done) == pytest.approx([3.0 + _slot(mem)] * 3, abs=1e-9)
+    assert mem.metrics()["lts__t_requests_srcunit_tex_op_red.sum"] == 4
+    # 32 lanes of one warp on it: 32 requests, each 3 cycles after the one before
+    mem = _mem(atomic_address_cycles=3.0)
+    alone = _atomic(_mem(atomic_address_cycles=3.0), 0, [4096])
+    assert _atomic(mem, 0, [4096] * 32) == alone + 31 * 3.0
+    assert mem.metrics()["lts__t_requests_srcunit_tex_op_red.sum"] == 32
+    assert mem.metrics()["lts__t_sectors_op_red.sum"] == 32
+
+
+def test_float_updates_take_the_float_address_cycles():
+    mem = _mem(atomic_address_cycles=1.0, atomic_address_cycles_float=5.0)
+    t = [_atomic(mem, sm, [4096], fp=True) for sm in range(3)]
+    assert np.diff(t) == pytest.approx([5.0 + _slot(mem)] * 2, abs=1e-9)
+
+
+def test_addresses_of_one_slice_share_its_unit_and_other_slices_do_not():
+    mem = _mem(atomic_slice_cycles=2.0, atomic_sector_cycles=1.5)
+    l2 = mem.l2
+    granule = 512
+    same = [4096 + 4 * k for k in range(3)]  # one granule: one slice
+    t = [_atomic(mem, sm, [a]) for sm, a in enumerate(same)]
+    assert np.diff(t) == pytest.approx([2.0 + _slot(mem)] * 2, abs=1e-9)
+    # one granule on each of four distinct slices: none waits for another
+    others = []
+    g = 100
+    while len(others) < 4:
+        line = g * granule // 128
+        assert line * 128 < WARM
+        if l2.atomic_slice(line) not in {l2.atomic_slice(4096 // 128)} | {l2.atomic_slice(a // 128) for a in others}:
+            others.append(line * 128)
+        g += 1
+    fresh = _mem(atomic_slice_cycles=2.0, atomic_sector_cycles=1.5)
+    t = [_atomic(fresh, sm, [a]) for sm, a in enumerate(others)]
+    assert np.diff(t) == pytest.approx([_slot(mem)] * 3, abs=1e-9)
+    # a request of 4 sectors holds its slice 2 + 3 x 1.5 cycles
+    mem = _mem(atomic_slice_cycles=2.0, atomic_sector_cycles=1.5)
+    first = _atomic(mem, 0, [4096 + 32 * k for k in range(4)])
+    assert _atomic(mem, 1, [4096]) - first == pytest.approx(6.5 + 4 * _slot(mem), abs=1e-9)
+
+
+def test_the_request_port_takes_red_and_atom_at_their_rates():
+    mem = _mem(atomic_requests_per_cycle=4.0, atomic_return_requests_per_cycle=2.0)
+    spread = [4096 * k for k in range(8)]  # 8 lines: 8 requests
+    red = _atomic(mem, 0, spread)
+    mem2 = _mem(atomic_requests_per_cycle=4.0, atomic_return_requests_per_cycle=2.0)
+    atom = _atomic(mem2, 0, spread, red=False)
+    alone = _atomic(_mem(atomic_requests_per_cycle=4.0), 0, [0])
+    # one read of 8 sectors: they start on the bandwidth server at once
+    assert (red - alone, atom - alone) == (7 * 0.25, 7 * 0.5)
+
+
+def test_the_model_off_keeps_the_serial_rule():
+    mem = _mem()
+    assert not mem.l2.contended
+    one, many = _atomic(mem, 0, [4096]), _atomic(_mem(), 0, [4096] * 32)
+    assert many - one == 31 * gpusim.config.load("h100").l2.atomic_serial_cycles
+
+
+#: Every thread adds 1 to word (tid % A) of buf, twice; with ``atom`` (result unused: ptxas's RED).
+PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry hot(.param .u64 buf, .param .u32 A)
+{
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [buf];
+    ld.param.u32 %r1, [A];
+    mov.u32 %r2, %tid.x;
+    rem.u32 %r3, %r2, %r1;
+    mul.wide.u32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    atom.global.add.u32 %r4, [%rd3], 1;
+    red.global.add.u32 [%rd3], 1;
+    ret;
+}
+"""
+THREADS = 64
+
+
+def _hot(a: int, sampling, overrides: dict | None = None, ctas: int = 512):
+    with gpusim.Device("h100", mode="timing", overrides={"sm_count": 4, **(overrides or {})}, sampling=sampling):
+        buf = gpusim.zeros(64, np.uint32)
+        res = gpusim.RawModule(code=PTX).get_function("hot")((ctas,), (THREADS,), (buf, np.uint32(a)))
+        out = buf.get()
+    assert out.sum() == 2 * ctas * THREADS and out[0] == 2 * ctas * THREADS // a
+    return res
+
+
+@pytest.mark.parametrize("a,ctas,method", [(1, 512, "sm_slice"), (32, 1024, "sm_slice+waves")])
+def test_sampled_timing_gives_the_slice_its_share_of_a_hot_address(a, ctas, method):
+    # a 4-SM H100 timed from a 1-SM slice: the whole slice (512 CTAs), or 3 of its 8 waves
+    # extrapolated (1,024 CTAs): the back-pressure on the L1 keeps the waves at the L2's pace
+    detailed = _hot(a, False, ctas=ctas)
+    sampled = _hot(a, Policy(sms=1, min_waves=3, max_waves=3), ctas=ctas)
+    assert sampled.sampling.method == method and detailed.sampling.method == "detailed"
+    cfg = gpusim.config.load("h100")
+    n = 2 * ctas * THREADS
+    if a == 1:  # every update on one address: the slice's unit, 1.48 cycles each, sets the pace
+        assert detailed.cycles == pytest.approx(n * cfg.l2.atomic_slice_cycles, rel=0.4)
+        assert detailed.cycles > n * cfg.l2.atomic_slice_cycles
+    assert sampled.cycles == pytest.approx(detailed.cycles, rel=0.03)
+    # the result-less atom counts as red, as on the H100; one address: a request a lane; 32 words
+    # of one line: a request a warp
+    m = detailed.metrics
+    assert m["lts__t_requests_srcunit_tex_op_red.sum"] == (n if a == 1 else n // 32)
+    assert m["lts__t_requests_srcunit_tex_op_atom.sum"] == 0
+
+
+def test_contention_makes_a_hot_address_slower_than_the_serial_rule():
+    on, off = _hot(1, False, ctas=128), _hot(1, False, OFF, ctas=128)
+    assert on.cycles > 2 * off.cycles
+
+
+#: atomicAdd(count, 1) on a uniform address: ptxas warp-aggregates it (VOTEU.ANY, POPC, one ATOMG).
+AGGREGATED = r"""
+extern "C" __global__ void count(unsigned* out, unsigned* count)
+{
+    out[blockIdx.x * blockDim.x + threadIdx.x] = atomicAdd(count, 1u);
+}
+"""
+
+
+def test_an_atomic_ptxas_aggregates_reaches_the_l2_once_a_warp():
+    ctas = 8
+    with gpusim.Device("h100", mode="timing", overrides={"sm_count": 4}, sampling=False):
+        out, cnt = gpusim.zeros(ctas * 128, np.uint32), gpusim.zeros(1, np.uint32)
+        res = gpusim.RawModule(code=AGGREGATED).get_function("count")((ctas,), (128,), (out, cnt))
+        assert cnt.get()[0] == ctas * 128 and sorted(out.get().tolist()) == list(range(ctas * 128))
+    if gpusim.sass.find_nvdisasm() is None or shutil.which("ptxas") is None:
+        pytest.skip("no ptxas listing: aggregation is not seen")
+    assert res.metrics["lts__t_requests_srcunit_tex_op_atom.sum"] == ctas * 128 // 32
