@@ -191,6 +191,14 @@ _MAX_UTILISATION = 0.95
 _PAIRS = [(0b0011 if m & 0b0011 else 0) | (0b1100 if m & 0b1100 else 0) for m in range(16)]
 
 
+def _shared(owner: dict[int, int], key: int, sm: int) -> bool:
+    """Note that ``sm`` updates ``key`` (an address or a granule) in ``owner``; True once two SMs have."""
+    o = owner.setdefault(key, sm)
+    if o != sm and o != -1:
+        o = owner[key] = -1
+    return o == -1
+
+
 def _record(served: dict[int, str], line: int, mask: int, level: str) -> None:
     """Note in ``served`` that the sectors ``mask`` of ``line`` were served by ``level``."""
     for k in range(4):
@@ -573,6 +581,15 @@ class L2:
         self.atom_port_free = 0.0
         #: byte address -> the cycle its last update is done (the next one starts no earlier)
         self.address_free: dict[int, float] = {}
+        #: byte address -> the SM that updated it, or -1 once a second SM has
+        self.address_sm: dict[int, int] = {}
+        #: how many SMs of the GPU one SM here stands for: 1, or N / k in a sampled slice of k of
+        #: N SMs (set by gpusim.timing.sampling). An address that two SMs update is taken as
+        #: updated by all of them: it, and its slice's atomic unit for the requests on it, are busy
+        #: that many times longer an update (the slice's share of them); a request on addresses a
+        #: single SM updates keeps its costs (a COO SpMV's rows, which one warp updates, came out
+        #: 9x slower than in the detailed engine when every address and slice was scaled)
+        self.address_share = 1.0
         #: the cycle the last request of the latest contended atomic started
         self.atom_last = 0.0
 
@@ -589,7 +606,7 @@ class L2:
 
     def atomic(self, t: float, lines: list[int], masks: list[int], serial: int, reduction: bool,
                served: dict[int, str] | None = None, requests: list[tuple[int, int, list[int]]] | None = None,
-               float_op: bool = False) -> float:
+               float_op: bool = False, sm: int = -1) -> float:
         """A warp's ``atom`` (``reduction`` False) or ``red`` on the sectors, executed here: read
         (counted as ``atom``/``red``), then the sectors are dirty. Returns the cycle the old values
         are ready.
@@ -601,7 +618,8 @@ class L2:
         port (``l2.atomic_requests_per_cycle``, ``atomic_return_requests_per_cycle`` for ``atom``),
         then starts when its slice's atomic unit (:meth:`atomic_slice`) and each of its addresses
         are free; it holds the unit ``atomic_slice_cycles`` (+ ``atomic_sector_cycles`` per further
-        sector) and each address ``atomic_address_cycles`` (``*_float`` for ``float_op``). The
+        sector) and each address ``atomic_address_cycles`` (``*_float`` for ``float_op``; times
+        :attr:`address_share` once SMs other than ``sm`` have updated it too). The
         warp's data are ready an L2 access (:meth:`read`, at ``t``) after ``t`` plus the wait of its
         last request. ``lts__t_requests``/``sectors`` count every request."""
         op = "red" if reduction else "atom"
@@ -609,7 +627,7 @@ class L2:
         for line, mask in zip(lines, masks):
             self._fill(line, mask, True, t)
         if requests is not None and self.contended:
-            last = self.atom_last = self._contend(t, requests, reduction, float_op)
+            last = self.atom_last = self._contend(t, requests, reduction, float_op, sm)
             c = self.count
             c[f"l2_{op}_requests"] += len(requests) - len(lines)
             c[f"l2_{op}_sectors"] += sum(_POPCOUNT[m] for _, m, _ in requests) - sum(_POPCOUNT[m] for m in masks)
@@ -618,7 +636,7 @@ class L2:
         return done + serial * c - c  # (done + serial) - 1 when c = 1, as the golden cycles were computed
 
     def _contend(self, t: float, requests: list[tuple[int, int, list[int]]], reduction: bool,
-                 float_op: bool) -> float:
+                 float_op: bool, sm: int = -1) -> float:
         """Book ``requests`` arriving at ``t`` on the port, the slices and the addresses (see
         :meth:`atomic`); returns the cycle the last one starts."""
         port = self.atom_port[0 if reduction else 1]
@@ -627,6 +645,7 @@ class L2:
         per_sector = self.atom_sector
         slices = self.atom_slices
         free = self.address_free
+        owner = self.address_sm
         last = t
         for line, mask, addrs in requests:
             s = t
@@ -640,11 +659,14 @@ class L2:
                 f = free.get(a)
                 if f is not None and f > s:
                     s = f
+            # (the whole GPU is simulated: every address at its own cost)
+            hot = [_shared(owner, a, sm) for a in addrs] if self.address_share != 1.0 else [False] * len(addrs)
+            share = self.address_share if any(hot) else 1.0
             if slices is not None:
-                slices[k] = s + per_slice + per_sector * (_POPCOUNT[mask] - 1)
+                slices[k] = s + (per_slice + per_sector * (_POPCOUNT[mask] - 1)) * share
             if per_addr:
-                for a in addrs:
-                    free[a] = s + per_addr
+                for a, h in zip(addrs, hot):
+                    free[a] = s + per_addr * (self.address_share if h else 1.0)
             if s > last:
                 last = s
         return last
@@ -781,7 +803,7 @@ class L1:
         address as separate requests, :func:`atomic_requests`) to L2, which executes it."""
         if requests is not None and self.l2.contended:
             t = self._stage(now, len(requests))
-            done = self.l2.atomic(t, lines, masks, serial, reduction, served, requests, float_op)
+            done = self.l2.atomic(t, lines, masks, serial, reduction, served, requests, float_op, self.sm)
             # back-pressure, as for stores: the stage stays busy until the L2 is no more than
             # l2.write_queue_cycles behind starting this warp's last request (ASSUMED the same queue)
             self.free = max(self.free, self.l2.atom_last - self.l2.write_queue)
