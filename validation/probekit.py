@@ -6,7 +6,8 @@ kernel suite ``gpusim/suite`` loaded by file path, so a GPU machine needs only n
 cupy), :func:`load_probe` (a sibling probe script as a module) and :func:`device_info` (the
 GPU's name, compute capability, SM count, clocks, cache and shared-memory sizes, driver, CUDA
 runtime and CuPy versions, from one ``getDeviceProperties``: every probe's and
-:func:`validation.gpu.provenance`'s device fields come from it).
+:func:`validation.gpu.provenance`'s device fields come from it) and :func:`sim_against_gpu` (a
+probe's ``sim`` subcommand: its launches on gpusim beside the GPU's ncu rows).
 
 Imports the standard library only -- no gpusim, no numpy; cupy is passed in by the caller -- so
 the probe scripts (``validation/probes/*.py``) can import it on a GPU machine without gpusim's
@@ -20,7 +21,8 @@ import pathlib
 import sys
 from types import ModuleType
 
-__all__ = ["PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite"]
+__all__ = ["PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite",
+           "sim_against_gpu"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = ROOT / "validation" / "probes"
@@ -78,3 +80,44 @@ def device_info(cupy, device: int = 0) -> dict:
         "cuda_runtime_version": int(cupy.cuda.runtime.runtimeGetVersion()),
         "cupy_version": cupy.__version__,
     }
+
+
+def sim_against_gpu(prog: str, argv: list[str], gpu_rows, simulate, counter: tuple[str, str]) -> None:
+    """A probe's ``sim`` subcommand: ``CSV OUT.json [--labels L ...] [--jobs N] [--launch-jobs N]
+    [--gpu G] [--set FIELD=VALUE ...]``. Simulates each launch (``simulate(label, gpu, overrides,
+    launch_jobs)`` -> a dict with ``cycles``, ``host_seconds`` and the ``counter[0]`` key, run in
+    ``--jobs`` processes) beside ``gpu_rows(CSV)[label]`` (the GPU's ncu row, same keys), prints a
+    line per launch as it finishes and rewrites OUT.json (``gpu_config``, ``overrides``, ``rows``
+    in the labels' order) after each. ``counter``: (key, name printed). ``--set`` values are TOML.
+
+    Raises SystemExit on bad arguments (argparse)."""
+    import argparse
+    import json
+    import tomllib
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    p = argparse.ArgumentParser(prog=f"{prog} sim")
+    p.add_argument("csv")
+    p.add_argument("out")
+    p.add_argument("--labels", nargs="+", default=None)
+    p.add_argument("--jobs", type=int, default=1, help="launches simulated at once")
+    p.add_argument("--launch-jobs", type=int, default=1, help="worker processes of each launch's functional run")
+    p.add_argument("--gpu", default="h100")
+    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="config overrides (TOML values)")
+    a = p.parse_args(argv)
+    over = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (kv.split("=", 1) for kv in a.set)}
+    truth = gpu_rows(a.csv)
+    labels = a.labels or list(truth)
+    key, name = counter
+    rows = []
+    with ProcessPoolExecutor(a.jobs) as pool:
+        futures = {pool.submit(simulate, lab, a.gpu, over, a.launch_jobs): lab for lab in labels}
+        for f in as_completed(futures):
+            lab, g, s = futures[f], truth[futures[f]], f.result()
+            err = 100 * (s["cycles"] / g["cycles"] - 1)
+            rows.append({"launch": lab, "gpu": g, "gpusim": s, "error_pct": round(err, 1)})
+            print(f"{lab:28s} GPU {g['cycles']:>11,.0f}  gpusim {s['cycles']:>11,.0f}  {err:+6.1f} %   {name} "
+                  f"GPU {g[key]:>11,.0f}  gpusim {s[key]:>11,.0f}  ({s['host_seconds']} s)", flush=True)
+            rows.sort(key=lambda r: labels.index(r["launch"]))
+            pathlib.Path(a.out).write_text(json.dumps({"gpu_config": a.gpu, "overrides": over, "rows": rows},
+                                                      indent=1))

@@ -218,35 +218,10 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
 
 
 def sim(argv: list[str]) -> None:
-    import argparse
-    import json
-    import pathlib
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    """``sim CSV OUT.json``: every launch on gpusim against the H100's rows (:func:`validation.probekit.sim_against_gpu`)."""
+    from validation.probekit import sim_against_gpu
 
-    p = argparse.ArgumentParser(prog="l2_bandwidth.py sim")
-    p.add_argument("csv")
-    p.add_argument("out")
-    p.add_argument("--labels", nargs="+", default=None)
-    p.add_argument("--jobs", type=int, default=1, help="launches simulated at once")
-    p.add_argument("--launch-jobs", type=int, default=1, help="worker processes of each launch's functional run")
-    p.add_argument("--gpu", default="h100")
-    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="config overrides (TOML values)")
-    a = p.parse_args(argv)
-    import tomllib
-    over = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (kv.split("=", 1) for kv in a.set)}
-    truth = gpu_rows(a.csv)
-    labels = a.labels or list(truth)
-    rows = []
-    with ProcessPoolExecutor(a.jobs) as pool:  # each row printed and written as soon as it is done
-        futures = {pool.submit(simulate, lab, a.gpu, over, a.launch_jobs): lab for lab in labels}
-        for f in as_completed(futures):
-            lab, g, s = futures[f], truth[futures[f]], f.result()
-            err = 100 * (s["cycles"] / g["cycles"] - 1)
-            rows.append({"launch": lab, "gpu": g, "gpusim": s, "error_pct": round(err, 1)})
-            print(f"{lab:28s} H100 {g['cycles']:>9,.0f}  gpusim {s['cycles']:>9,.0f}  {err:+6.1f} %   L2 read sectors "
-                  f"H100 {g['l2_read_sectors']:>11,.0f}  gpusim {s['l2_read_sectors']:>11,.0f}  ({s['host_seconds']} s)",
-                  flush=True)
-            pathlib.Path(a.out).write_text(json.dumps({"gpu_config": a.gpu, "overrides": over, "rows": rows}, indent=1))
+    sim_against_gpu("l2_bandwidth.py", argv, gpu_rows, simulate, ("l2_read_sectors", "L2 read sectors"))
 
 
 if __name__ == "__main__":
