@@ -15,6 +15,14 @@ Examples::
     gpusim validate --from validation/reports/h100 validation/reports/h100/scale_tier --tier scale --jobs 2
     gpusim validate --from rep/validation_h100.json --out rep2/   # re-render a report, no simulation
     gpusim validate --experiment validation/experiments/copy_offset.toml --out rep/   # your kernel (GPU)
+    gpusim validate --corpus --from validation/reports/h100/corpus --half test --jobs 2 --out corpus-rep/
+    gpusim validate --corpus --out corpus-rep/        # GPU machine with ncu: collect the corpus, then score it
+
+``--corpus`` takes the generalization corpus (validation/corpus, issue #28) instead of the suite:
+its cases (``--cases`` names cases or families, ``--half fit|test|all`` one half of split.toml) are
+simulated and scored per half and size bucket beside the best constant (``corpus_score.md`` and
+``.json`` in ``--out``); ``--from`` is then a folder holding ncu's ``corpus.csv`` and on_gpu.py's
+``corpus_digests.json``.
 
 Without CuPy or a GPU and without ``--from`` it says so and exits with status 2. Files
 in ``--out`` that the run would write (``report.html``, ``validation_<gpu>.json``, the
@@ -43,7 +51,14 @@ def register(sub) -> None:
                         "small and the scale tier's), or re-render a report's validation_<gpu>.json without "
                         "simulating; no GPU needed")
     p.add_argument("--out", default="validation-report", help="output folder (default ./validation-report)")
-    p.add_argument("--cases", nargs="+", metavar="CASE", help="suite cases (default: all; see gpusim run --list)")
+    p.add_argument("--cases", nargs="+", metavar="CASE", help="suite cases (default: all; see gpusim run --list); "
+                   "with --corpus, corpus case or family names (default: every case the hardware side measured)")
+    p.add_argument("--corpus", action="store_true", help="the generalization corpus (validation/corpus, "
+                   "docs/validation/corpus.md) instead of the suite: simulate its cases and score them per "
+                   "fit/test half beside the best constant; --from is then a folder holding corpus.csv and "
+                   "corpus_digests.json (validation/reports/h100/corpus)")
+    p.add_argument("--half", metavar="{fit,test,all}", help="with --corpus: only the cases of that half of "
+                   "validation/corpus/split.toml (default all)")
     p.add_argument("--sweeps", nargs="+", metavar="SWEEP", help="sweeps (default: all; names in the report and "
                    "in validation/sweeps.py); with --sweeps and no --cases only their cases run")
     p.add_argument("--experiment", metavar="TOML", help="a user's kernel instead of the suite: an experiment file "
@@ -88,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
         raise GpusimError(f"--jobs {args.jobs}: must be at least 1")
     if args.max_threads < 1:
         raise GpusimError(f"--max-threads {args.max_threads}: must be at least 1")
+    if args.half is not None and not args.corpus:
+        raise GpusimError(f"--half {args.half}: picks a half of the generalization corpus; it needs --corpus")
     overrides: dict = {}
     base = args.gpu
     if args.config_overrides:
@@ -96,6 +113,8 @@ def run(args: argparse.Namespace) -> int:
         base, overrides = read_overrides(args.config_overrides)
     overrides.update(dict(parse_override(o) for o in args.overrides))
     gpu_config.load(base).with_overrides(overrides)  # fail on a bad config before any work
+    if args.corpus:
+        return _run_corpus(args, base, overrides)
     selected_sweeps = sweeps.select(args.sweeps)
     cases = sweeps.cases_for(args.cases, args.sweeps)
     out = pathlib.Path(args.out)
@@ -148,4 +167,49 @@ def run(args: argparse.Namespace) -> int:
     s = result["summary"]
     print(f"report: {paths['html']}\nraw JSON: {paths['json']}")
     print(report.headline(s))
+    return 0
+
+
+#: options of the suite's path that mean nothing to the corpus's: (attribute, flag, its default)
+_SUITE_ONLY = (("sweeps", "--sweeps", None), ("experiment", "--experiment", None), ("extra", "--extra", ()),
+               ("no_ncu", "--no-ncu", False), ("scheduler", "--scheduler", None), ("tier", "--tier", "all"),
+               ("max_threads", "--max-threads", 1 << 17))
+
+
+def _run_corpus(args: argparse.Namespace, base: str, overrides: dict) -> int:
+    """``--corpus``: read (``--from``) or collect (GPU, ncu) the corpus's hardware side, simulate the chosen
+    cases, score them per half and write ``corpus_score.md`` / ``.json`` into ``--out``."""
+    from validation.corpus import on_gpu
+    from validation.corpus import validate as corpus
+
+    for attr, flag, default in _SUITE_ONLY:
+        if getattr(args, attr) not in (default, [], ()):
+            raise GpusimError(f"{flag}: applies to the suite's kernels, not to --corpus")
+    out = pathlib.Path(args.out)
+    if args.from_:
+        if len(args.from_) != 1:
+            raise GpusimError(f"--from {' '.join(args.from_)}: with --corpus, give one folder (corpus.csv and "
+                              "corpus_digests.json)")
+        if args.hardware_only:
+            raise GpusimError("--hardware-only collects on a GPU; it cannot be combined with --from")
+        corpus.check_out(out, args.force)
+        hw = corpus.load_hardware(args.from_[0])
+        names = corpus.choose(hw, args.cases, args.half)
+    else:
+        from validation.corpus.simulate import select
+
+        names = select(args.cases, args.half)  # a bad name fails before the GPU is touched
+        corpus.check_out(out, args.force, (on_gpu.CSV_NAME, on_gpu.DIGESTS_NAME, on_gpu.LOG_NAME)
+                         + (() if args.hardware_only else (*corpus.REPORT_FILES, corpus.SIM_FILE)))
+        on_gpu.collect(out, names, progress=_progress)
+        if args.hardware_only:
+            print(f"hardware data written to {out / on_gpu.CSV_NAME} and {out / on_gpu.DIGESTS_NAME}")
+            return 0
+        hw = corpus.load_hardware(out)
+    _progress(f"hardware data: {hw['folder']} ({len(hw['rows'])} cases measured on {hw['digests'].get('gpu')})")
+    doc = corpus.run(hw, names, out, jobs=args.jobs, gpu=base, overrides=overrides, progress=_progress)
+    print(f"report: {out / corpus.REPORT_FILES[0]}\nraw JSON: {out / corpus.REPORT_FILES[1]}")
+    print(corpus.headline(doc["summary"]))
+    if doc["missing"]:
+        print(f"not scored: {', '.join(doc['missing'])}")
     return 0

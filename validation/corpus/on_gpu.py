@@ -19,6 +19,8 @@ Run on the GPU machine, from the repository root, clocks untouched::
 checks the outputs: ``--check`` also compares each output with the numpy oracle (exact for integer
 outputs and the exact float cases, within the case's tolerance otherwise) and prints the result.
 
+:func:`collect` runs that ncu command for ``gpusim validate --corpus`` (without ``--from``).
+
 Imports cupy inside :func:`main` only (the project's rule: only validation/ imports cupy).
 """
 
@@ -36,13 +38,14 @@ if __name__ == "__main__":
 
 from validation.corpus import cases as C  # noqa: E402
 
-__all__ = ["main", "gpu_rows", "ncu_metrics"]
+__all__ = ["main", "collect", "ncu_command", "gpu_rows", "ncu_metrics", "CSV_NAME", "DIGESTS_NAME", "LOG_NAME"]
 
 
 def main(argv: list[str] | None = None) -> None:
     import cupy
     import numpy as np
 
+    from gpusim.errors import GpusimError
     from validation.corpus.runner import Modules, launch
     from validation.corpus.simulate import select
 
@@ -53,7 +56,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--size", choices=("gpu", "small"), default="gpu")
     p.add_argument("--check", action="store_true", help="compare outputs with the numpy oracles too")
     a = p.parse_args(argv)
-    names = select(a.cases)
+    try:
+        names = select(a.cases)
+    except GpusimError as exc:
+        raise SystemExit(f"on_gpu.py: {exc}") from None
     mods = Modules(cupy)
     sync = cupy.cuda.runtime.deviceSynchronize
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -80,6 +86,58 @@ def main(argv: list[str] | None = None) -> None:
         doc["cases"][name] = rec
         a.out.write_text(json.dumps(doc, indent=1))
     print(f"{len(names)} cases -> {a.out}")
+
+
+#: the files a GPU run writes into its folder (what ``gpusim validate --corpus --from FOLDER`` reads)
+CSV_NAME, DIGESTS_NAME, LOG_NAME = "corpus.csv", "corpus_digests.json", "corpus_log.txt"
+
+
+def ncu_command(ncu: str, out: str | Path, names: list[str]) -> list[str]:
+    """The documented ncu command line (module docstring) for ``names``, writing ``out/corpus.csv``
+    and ``out/corpus_digests.json``."""
+    from validation.corpus.simulate import METRICS
+
+    out = Path(out)
+    return [ncu, "--clock-control", "none", "--metrics", ",".join(METRICS), "--csv", "--page", "raw",
+            "--print-units", "base", "--log-file", str(out / CSV_NAME), sys.executable, str(Path(__file__).resolve()),
+            str(out / DIGESTS_NAME), "--cases", *names]
+
+
+def collect(out: str | Path, names: list[str], progress=print, timeout: float = 6 * 3600.0) -> Path:
+    """Run ``names`` on this machine's GPU under Nsight Compute (:func:`ncu_command`, i.e. :func:`main`
+    under ncu); return ``out``, which then holds ``corpus.csv``, ``corpus_digests.json`` and
+    ``corpus_log.txt`` (the run's output, as the docs' ``| tee`` writes it).
+
+    Raises :class:`validation.gpu.GpuUnavailable` without CuPy or a device, and
+    :class:`gpusim.GpusimError` when ncu is not found or the run writes no CSV or digests.
+    """
+    from gpusim.errors import GpusimError
+    from validation.gpu import find_ncu, require_cupy
+    from validation.hardware import _stream
+
+    hint = ("run it on a machine with an NVIDIA GPU, CuPy and Nsight Compute, or score data collected earlier: "
+            "gpusim validate --corpus --from validation/reports/h100/corpus")
+    require_cupy(hint)
+    ncu = find_ncu()
+    if not ncu:
+        raise GpusimError(f"--corpus: Nsight Compute (ncu) not found on PATH or in the usual CUDA folders; the "
+                          f"corpus's cycles are ncu's sm__cycles_elapsed.avg; {hint}")
+    progress(f"corpus: {len(names)} case(s) on this GPU under {ncu} ...")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in (CSV_NAME, DIGESTS_NAME):  # no stale file may pass for this run's
+        (out / name).unlink(missing_ok=True)
+    with open(out / LOG_NAME, "w") as log:
+        def tee(line: str) -> None:
+            progress(line)
+            log.write(line.strip() + "\n")
+            log.flush()
+
+        rc = _stream(ncu_command(ncu, out, names), tee, timeout)
+    for name in (CSV_NAME, DIGESTS_NAME):
+        if not (out / name).is_file():
+            raise GpusimError(f"the corpus's GPU run wrote no {out / name} (status {rc}); see {out / LOG_NAME}")
+    return out
 
 
 def ncu_metrics(csv_path: str | Path) -> list[dict]:

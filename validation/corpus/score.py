@@ -33,7 +33,7 @@ from validation.corpus import cases as C  # noqa: E402
 from validation.corpus.on_gpu import gpu_rows  # noqa: E402
 from validation.score import best_constant, error_stats  # noqa: E402
 
-__all__ = ["BUCKETS", "COUNTERS", "join", "summarise", "markdown", "main"]
+__all__ = ["BUCKETS", "COUNTERS", "join", "summarise", "score", "markdown", "main"]
 
 #: size buckets by the H100's cycles: (name, lower bound inclusive, upper bound exclusive)
 BUCKETS = (("< 50k cycles", 0, 50_000), ("50k-500k cycles", 50_000, 500_000), (">= 500k cycles", 500_000, math.inf))
@@ -117,6 +117,17 @@ def markdown(rows: list[dict], summary: dict, missing: list[str]) -> str:
     return "\n".join(lines)
 
 
+def score(hw_rows: dict[str, dict], hw_digests: dict, sim: dict, halves: dict[str, str],
+          names: list[str] | None = None) -> dict:
+    """The whole score: ``{"rows": join(...), "summary": summarise(rows), "missing": [...]}``;
+    ``missing``: the cases of ``names`` (default: every corpus case) that have no row (not measured,
+    not simulated, or failed in gpusim)."""
+    rows = join(hw_rows, hw_digests, sim, halves)
+    scored = {r["case"] for r in rows}
+    missing = [x for x in (names if names is not None else [c.name for c in C.CASES]) if x not in scored]
+    return {"rows": rows, "summary": summarise(rows), "missing": missing}
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="validation/corpus/score.py")
     p.add_argument("--csv", type=Path, required=True, help="ncu's CSV of on_gpu.py")
@@ -128,15 +139,13 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     digests = json.loads(a.digests.read_text())
     sim = json.loads(a.sim.read_text())
-    rows = join(gpu_rows(a.csv, digests["order"]), digests, sim, C.split(a.split))
-    summary = summarise(rows)
-    missing = [c.name for c in C.CASES if c.name not in {r["case"] for r in rows}]
-    md = markdown(rows, summary, missing)
+    doc = score(gpu_rows(a.csv, digests["order"]), digests, sim, C.split(a.split))
+    md = markdown(doc["rows"], doc["summary"], doc["missing"])
     print(md)
     if a.markdown:
         a.markdown.write_text(md + "\n")
     if a.out:
-        a.out.write_text(json.dumps({"rows": rows, "summary": summary, "missing": missing}, indent=1))
+        a.out.write_text(json.dumps(doc, indent=1))
 
 
 if __name__ == "__main__":
