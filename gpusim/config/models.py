@@ -244,6 +244,9 @@ class L1Spec(BaseModel):
     tag_lines_per_cycle: float = Field(
         ..., gt=0, description="timing model: distinct 128-byte lines the L1's tag stage looks up a cycle for "
         "one global or local load; the data stage's bank wavefronts (shared memory's rule) bound it too, lines/cycle")
+    miss_requests_per_cycle: float = Field(
+        0.0, ge=0, description="timing model: line requests of loads (misses, and L1-bypassing loads) one SM's "
+        "L1 sends the L2 a cycle, requests per SM cycle; 0 = no limit beyond the tag stage (the default)")
     write_combine_lines: int = Field(
         0, strict=True, ge=0, description="timing model: lines of the SM's most recent global stores (LRU) that a "
         "store to the same line joins instead of sending L2 a request of its own, lines; 0 = every line of every "
@@ -286,6 +289,13 @@ class L2Spec(BaseModel):
         0.0, ge=0, description="timing model: write requests (one per line a store sends after write combining) "
         "the whole L2 accepts a cycle; a store waits its turn, and its SM's L1 with it, requests per SM cycle; "
         "0 = no limit beyond the bandwidth (the default)")
+    read_requests_per_cycle: float = Field(
+        0.0, ge=0, description="timing model: read requests (a line each, of loads that missed or bypassed L1) "
+        "the whole L2 takes a cycle, requests per SM cycle; 0 = no limit beyond the bandwidth (the default)")
+    writeback_queue_cycles: float = Field(
+        0.0, ge=0, description="timing model: how far DRAM's server may be booked ahead (write-backs and the "
+        "reads that complete partly written sectors) before a store or atomic holds its SM's L1, cycles; "
+        "0 = writes never wait for DRAM (the default)")
     write_queue_cycles: float = Field(
         0.0, ge=0, description="timing model: how far (in cycles of the write-request port's work) the L2's "
         "queue of write requests may run ahead before a store holds its SM's L1, cycles; 0 = a store holds the L1 "
@@ -358,6 +368,17 @@ class DRAMSpec(BaseModel):
         0.0, ge=0, description="the loaded-latency curve: a DRAM read waits queue_cycles x u / (1 - u) beyond "
         "latency_cycles, u the DRAM's utilisation of its peak bandwidth (reads and writes) over about the last "
         "latency_cycles, SM cycles; 0 = a fixed latency (the default)")
+    row_bytes: int | None = Field(
+        None, strict=True, ge=128, description="timing model: bytes of a DRAM row (page), a multiple of 128; "
+        "null = rows not modelled (the default)")
+    open_rows: int = Field(
+        0, strict=True, ge=0, description="timing model: rows DRAM keeps open (the least recently opened closes "
+        "first), rows")
+    row_activations_per_s: float = Field(
+        0.0, ge=0, description="timing model: row activations of reads the whole DRAM makes a second beside "
+        "moving the bytes (each costs its server 1/this), per second; 0 = rows not modelled (the default)")
+    write_row_activations_per_s: float = Field(
+        0.0, ge=0, description="timing model: the same for write-backs, per second; 0 = row_activations_per_s")
     access_granularity_bytes: int = _int("smallest DRAM transfer seen from L2, bytes", ge=1)
     bus_width_bits: int = _int("memory interface width, bits", ge=1)
     capacity_bytes: int | None = Field(

@@ -48,8 +48,9 @@ class _Recorder(ChunkExecutor):
     def consume_accesses(self) -> None:
         keys, written = [], []
         for a in self.accesses:
-            if a.op in ("ld", "st") and a.space == "global":
-                sectors = ((a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5) << np.uint64(1)) | np.uint64(a.op == "st")
+            if a.space == "global":
+                # an atomic leaves its sector dirty in L2 (read there, then written whole): a store of it all
+                sectors = ((a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5) << np.uint64(1)) | np.uint64(a.op != "ld")
                 cta = self.block_of[a.lanes].astype(np.uint64) + np.uint64(self.first_block)
                 keys.append((cta << np.uint64(_SECTOR_BITS)) | sectors)
                 written.append(sector_byte_masks(a.addrs, a.width) if a.op == "st" else np.full(a.addrs.size, FULL_SECTOR, np.uint64))

@@ -74,7 +74,7 @@ class Launch:
 
     Hooks for the sampler, when set: ``on_retire(cycle, retired, cta)`` after every CTA
     retirement, ``on_dispatch(cta)`` before a CTA starts, ``on_global_access(cta, j)`` when a warp
-    of ``cta`` issues its ``j``-th global load or store instruction (it may return a callable to
+    of ``cta`` issues its ``j``-th global load, store or atomic instruction (it may return a callable to
     run after the instruction's own cache accesses).
     """
 

@@ -244,10 +244,43 @@ class DRAM:
         self.free = 0.0
         self._recent = 0.0     # bytes served, exponentially decayed with time constant ``latency``
         self._last = 0.0       # cycle of the last update of ``_recent``
+        d = cfg.dram
+        #: rows: 128-byte lines a DRAM row holds (0: rows not modelled), the rows open (LRU), and
+        #: the server cycles a read's / a write's row activation takes
+        self.row_lines = d.row_bytes // 128 if d.row_bytes and d.row_activations_per_s else 0
+        self.open_rows: collections.OrderedDict[int, None] = collections.OrderedDict()
+        self.open_limit = d.open_rows
+        if self.row_lines:
+            self.activate = cfg.clock_hz / d.row_activations_per_s
+            self.activate_write = cfg.clock_hz / (d.write_row_activations_per_s or d.row_activations_per_s)
+            # the efficiencies were measured on streams, which open a row every row_bytes: the
+            # bytes themselves move that much faster
+            self.read_bytes_per_cycle = 1 / (1 / self.read_bytes_per_cycle - self.activate / d.row_bytes)
+            self.write_bytes_per_cycle = 1 / (1 / self.write_bytes_per_cycle - self.activate_write / d.row_bytes)
 
-    def _serve(self, t: float, nbytes: float, rate: float) -> float:
+    def activations(self, lines, write: bool = False) -> float:
+        """Server cycles the row activations of an access to ``lines`` (128-byte line numbers)
+        take: one ``dram.row_activations_per_s`` (``write_row_activations_per_s`` for a write)
+        per row not among the last ``dram.open_rows`` rows opened (LRU; the row is ``line x 128 //
+        dram.row_bytes``); 0 where rows are not modelled."""
+        if not self.row_lines:
+            return 0.0
+        rows = self.open_rows
+        opened = 0
+        for line in lines:
+            r = line // self.row_lines
+            if r in rows:
+                rows.move_to_end(r)
+                continue
+            opened += 1
+            rows[r] = None
+            if len(rows) > self.open_limit:
+                rows.popitem(last=False)
+        return opened * (self.activate_write if write else self.activate)
+
+    def _serve(self, t: float, nbytes: float, rate: float, extra: float = 0.0) -> float:
         start = max(t, self.free)
-        self.free = start + nbytes / rate
+        self.free = start + nbytes / rate + extra
         if self.queue:
             if start > self._last:
                 self._recent *= math.exp((self._last - start) / self.latency)
@@ -259,27 +292,33 @@ class DRAM:
         """The share of the peak bandwidth used over about the last ``dram.latency_cycles`` (0-1)."""
         return min(self._recent / (self.latency * self.peak_bytes_per_cycle), _MAX_UTILISATION)
 
-    def read(self, t: float, nbytes: int) -> float:
-        """Read ``nbytes`` (arriving at cycle ``t``); returns the cycle the data reaches L2 and the
-        requester: start of service + ``dram.latency_cycles`` (the load-to-use latency of an idle
-        DRAM) + the loaded-latency curve's wait."""
+    def read(self, t: float, nbytes: int, lines=()) -> float:
+        """Read ``nbytes`` of ``lines`` (arriving at cycle ``t``); returns the cycle the data reaches
+        L2 and the requester: start of service + ``dram.latency_cycles`` (the load-to-use latency
+        of an idle DRAM) + the loaded-latency curve's wait. The server is held for the bytes and
+        the rows the read opens (:meth:`activations`)."""
         self.count["dram_read_bytes"] += nbytes
-        start = self._serve(t, nbytes, self.read_bytes_per_cycle)
+        start = self._serve(t, nbytes, self.read_bytes_per_cycle, self.activations(lines))
         if not self.queue:
             return start + self.latency
         u = self.utilisation()
         return start + self.latency + self.queue * u / (1.0 - u)
 
-    def write(self, t: float, nbytes: int) -> None:
-        """Write ``nbytes`` back (an L2 eviction at cycle ``t``); nothing waits for it."""
+    def write(self, t: float, nbytes: int, lines=()) -> None:
+        """Write ``nbytes`` of ``lines`` back (an L2 eviction at cycle ``t``); nothing waits for it
+        (the L2's write-back queue holds the writers, :meth:`L2.backlog`)."""
         self.count["dram_write_bytes"] += nbytes
-        self._serve(t, nbytes, self.write_bytes_per_cycle)
+        self._serve(t, nbytes, self.write_bytes_per_cycle, self.activations(lines, True))
 
-    def occupy(self, t: float, nbytes: float) -> None:
-        """Hold the server for ``nbytes`` of traffic counted elsewhere (sampled timing's share of the
-        evictions' traffic, :attr:`L2.eviction_share`); nothing waits for it."""
-        if nbytes:
-            self._serve(t, nbytes, self.write_bytes_per_cycle)
+    def occupy(self, t: float, merge: float, written: float, lines=(), share: float = 1.0) -> None:
+        """Hold the server for ``share`` of evictions' traffic counted elsewhere (sampled timing's
+        share, :attr:`L2.eviction_share`): ``merge`` bytes read to complete partly written
+        sectors and ``written`` bytes written back, of ``lines``, as :meth:`read` and :meth:`write`
+        would; nothing waits for it."""
+        if merge:
+            self._serve(t, merge * share, self.read_bytes_per_cycle, self.activations(lines) * share)
+        if written:
+            self._serve(t, written * share, self.write_bytes_per_cycle, self.activations(lines, True) * share)
 
 
 class L2:
@@ -329,6 +368,10 @@ class L2:
         self.requests_free = 0.0   # the cycle the write-request port takes the next request
         self.data_free = 0.0       # the cycle the write-data path takes the next sector
         self.write_queue = cfg.l2.write_queue_cycles
+        self.writeback_queue = cfg.l2.writeback_queue_cycles
+        #: the read-request port: cycles a request (a line) of a load takes, GPU-wide (0: no limit)
+        self.read_request_cycles = 1.0 / cfg.l2.read_requests_per_cycle if cfg.l2.read_requests_per_cycle else 0.0
+        self.read_port_free = 0.0
         #: Sectors written in part while not present: line -> 4-bit sector mask, and sector -> the
         #: 32-bit mask of its bytes written. The rest of such a sector is read from DRAM when it is
         #: evicted or read (the L2 merges the write into the whole sector).
@@ -355,14 +398,21 @@ class L2:
         self.free = start + n_sectors * self.sector / bytes_per_cycle
         return start
 
-    def _evicted(self, evicted: list[tuple[int, int]]) -> tuple[int, int]:
+    def _evicted(self, evicted: list[tuple[int, int]]) -> tuple[int, int, list[int]]:
         """Evicted ``(line, dirty mask)`` pairs: returns (bytes DRAM reads to complete their
-        partially written sectors, bytes they write back), both in DRAM granules."""
+        partially written sectors; bytes they write back; the lines with such traffic), a sector
+        at a time: at footprints of 256 MiB and more the H100 reads 31 B and writes 31-32 B per
+        random 4-byte store or atomic (``validation/probes/random_access.py``), where a load's
+        miss reads ``dram.access_granularity_bytes``)."""
         merge = written = 0
+        lines = []
         for line, dirty in evicted:
-            merge += _POPCOUNT[self.granules(self._merged(line, 0b1111))] * self.sector
-            written += _POPCOUNT[self.granules(dirty)] * self.sector
-        return merge, written
+            m = _POPCOUNT[self._merged(line, 0b1111)] * self.sector
+            if m or dirty:
+                merge += m
+                written += _POPCOUNT[dirty] * self.sector
+                lines.append(line)
+        return merge, written, lines
 
     def _merged(self, line: int, mask: int) -> int:
         """Forget the partial writes to sectors ``mask`` of ``line`` (their rest is being read from
@@ -388,18 +438,27 @@ class L2:
         return 1
 
     def _fill(self, line: int, mask: int, dirty: bool, t: float, places: int = 1) -> None:
-        merge, written = self._evicted(self.cache.fill(line, mask, dirty, places))
-        if not (merge or written):
+        merge, written, lines = self._evicted(self.cache.fill(line, mask, dirty, places))
+        if not lines:
             return
         if self.eviction_share is not None:
             self.count["dram_read_bytes"] += merge
             self.count["dram_write_bytes"] += written
-            self.dram.occupy(t, (merge + written) * self.eviction_share)
+            self.dram.occupy(t, merge, written, lines, self.eviction_share)
             return
         if merge:
-            self.dram.read(t, merge)
+            self.dram.read(t, merge, lines)
         if written:
-            self.dram.write(t, written)
+            self.dram.write(t, written, lines)
+
+    def backlog(self) -> float:
+        """The cycle until which a store or atomic whose data the L2 would have to write back must
+        wait: DRAM's server ``l2.writeback_queue_cycles`` before it is free (the L2's queue of
+        write-backs is full beyond that); 0 where not modelled. Measured: random 4-byte stores and
+        atomics over 256 MiB-8 GiB run at 6.7-7.2 a cycle on the H100 (30-42 while the L2 holds
+        them), as fast as DRAM reads each sector's rest and writes it back
+        (``validation/probes/random_access.py``)."""
+        return self.dram.free - self.writeback_queue if self.writeback_queue else 0.0
 
     def granules(self, miss: int) -> int:
         """The sectors DRAM delivers for the missed sectors ``miss`` of a line (whole
@@ -422,9 +481,14 @@ class L2:
             if not lines:
                 return joined
         n = sum(_POPCOUNT[m] for m in masks)
+        if self.read_request_cycles and op == "read":
+            t = max(t, self.read_port_free)
+            self.read_port_free = t + len(lines) * self.read_request_cycles
+            t = self.read_port_free - self.read_request_cycles
         start = self._serve(t, n, self.read_bytes_per_cycle)
         done = start + self.latency
         dram_bytes = 0
+        dram_lines = []
         cache = self.cache
         partial = self.partial_lines
         for line, mask in zip(lines, masks):
@@ -439,13 +503,14 @@ class L2:
             if miss:
                 fetch = self.granules(miss)
                 dram_bytes += _POPCOUNT[fetch] * self.sector
+                dram_lines.append(line)
                 if partial:
                     self._merged(line, fetch)  # the granules complete the partly written sectors they hold
                 self._fill(line, fetch, False, start, self.places(line))
         c[f"l2_{op}_sectors"] += n
         c[f"l2_{op}_requests"] += len(lines)
         if dram_bytes:
-            done = self.dram.read(start, dram_bytes) + self.far_extra
+            done = self.dram.read(start, dram_bytes, dram_lines) + self.far_extra
         if self.pending is not None and source is not None:
             self._note_pending(t, lines, masks, done, source)
         return done if joined is None else max(done, joined)
@@ -672,13 +737,14 @@ class L2:
         return last
 
     def warm(self, lines: list[int], masks: list[int], stored: bool,
-             partial: list[tuple[int, int]] = ()) -> tuple[int, int, int]:
+             partial: list[tuple[int, int]] = ()) -> tuple[int, int, int, list[int]]:
         """Make sectors present without holding any server (see :meth:`MemorySystem.warm`;
         ``partial`` as for :meth:`write`); returns (bytes DRAM reads: load misses and the rest of
-        the partially written sectors evicted; bytes of dirty sectors evicted; the evictions'
-        traffic, both kinds), in granules."""
+        the partially written sectors evicted; bytes of dirty sectors evicted; bytes read to
+        complete partly written sectors evicted; the lines evicted with traffic)."""
         cache = self.cache
-        dram = written = evicted = 0
+        dram = written = merged = 0
+        evicted_lines: list[int] = []
         if stored:
             self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
@@ -691,11 +757,12 @@ class L2:
                 fetch = self.granules(miss)
                 dram += _POPCOUNT[fetch] * self.sector
                 ev = cache.fill(line, fetch, False, self.places(line))
-            merge, wb = self._evicted(ev)
+            merge, wb, ev_lines = self._evicted(ev)
             dram += merge
             written += wb
-            evicted += merge + wb
-        return dram, written, evicted
+            merged += merge
+            evicted_lines += ev_lines
+        return dram, written, merged, evicted_lines
 
 
 class L1:
@@ -727,6 +794,18 @@ class L1:
         self.combine = cfg.l1.write_combine_lines
         self.recent_writes: collections.OrderedDict[int, None] = collections.OrderedDict()
         self.free = 0
+        #: the SM's miss path: cycles a line request of a load to L2 takes (0: no limit)
+        self.miss_cycles = 1.0 / cfg.l1.miss_requests_per_cycle if cfg.l1.miss_requests_per_cycle else 0.0
+        self.miss_free = 0.0
+
+    def _miss(self, t: float, n: int) -> float:
+        """``n`` line requests of a load leave for L2 at ``t``: returns the cycle the last leaves
+        (``l1.miss_requests_per_cycle`` a cycle)."""
+        if not self.miss_cycles or not n:
+            return t
+        t = max(t, self.miss_free)
+        self.miss_free = t + n * self.miss_cycles
+        return self.miss_free - self.miss_cycles
 
     def _stage(self, now: int, cycles: float) -> float:
         t = max(now, self.free)
@@ -745,7 +824,7 @@ class L1:
         stage = len(lines) if wavefronts is None else max(wavefronts, len(lines) / self.tag_lines)
         t = self._stage(now, stage)
         if not cache_l1:
-            return self.l2.read(t, lines, masks, served=served, source=self.sm)
+            return self.l2.read(self._miss(t, len(lines)), lines, masks, served=served, source=self.sm)
         cache = self.cache
         miss_lines, miss_masks = [], []
         hits = 0
@@ -760,7 +839,7 @@ class L1:
         self.count["l1_ld_hits"] += hits
         done = t + self.latency
         if miss_lines:
-            done = max(done, self.l2.read(t, miss_lines, miss_masks, served=served))
+            done = max(done, self.l2.read(self._miss(t, len(miss_lines)), miss_lines, miss_masks, served=served))
             for line, mask in zip(miss_lines, miss_masks):
                 cache.fill(line, mask)
         return done
@@ -792,8 +871,9 @@ class L1:
                 if len(recent) > self.combine:
                     recent.popitem(last=False)
         port, taken = self.l2.take_writes(t, requests, n)
-        self.free = max(self.free, port - self.l2.write_queue)
-        return self.l2.write(taken, lines, masks, n, partial)
+        done = self.l2.write(taken, lines, masks, n, partial)
+        self.free = max(self.free, port - self.l2.write_queue, self.l2.backlog())
+        return done
 
     def atomic(self, now: int, lines: list[int], masks: list[int], serial: int, reduction: bool,
                served: dict[int, str] | None = None, requests: list[tuple[int, int, list[int]]] | None = None,
@@ -806,7 +886,7 @@ class L1:
             done = self.l2.atomic(t, lines, masks, serial, reduction, served, requests, float_op, self.sm)
             # back-pressure, as for stores: the stage stays busy until the L2 is no more than
             # l2.write_queue_cycles behind starting this warp's last request (ASSUMED the same queue)
-            self.free = max(self.free, self.l2.atom_last - self.l2.write_queue)
+            self.free = max(self.free, self.l2.atom_last - self.l2.write_queue, self.l2.backlog())
             return done
         t = self._stage(now, len(lines))
         return self.l2.atomic(t, lines, masks, serial, reduction, served)
@@ -900,11 +980,11 @@ class MemorySystem:
         if written is not None:
             part = written != FULL_SECTOR
             partial = list(zip(sectors[part].tolist(), written[part].tolist()))
-        dram, written, evicted = self.l2.warm(*_lines(sectors), stored, partial)
+        dram, written, merge, lines = self.l2.warm(*_lines(sectors), stored, partial)
         self.count["shadow_dram_read_bytes"] += dram
         self.count["shadow_dram_write_bytes"] += written
         if self.l2.eviction_share is not None:
-            self.dram.occupy(now, evicted * self.l2.eviction_share)
+            self.dram.occupy(now, merge, written, lines, self.l2.eviction_share)
 
     # ---------------------------------------------------------------- counters
     def metrics(self) -> dict[str, float]:

@@ -252,7 +252,7 @@ class _Shadows:
     The ``N - k`` shadow CTAs of each round (CTAs ``r*N .. r*N + N-1``, one per SM, which start
     together on the whole GPU) are dealt evenly to the slice's ``k`` CTAs of that round, and each
     shadow accesses memory in lockstep with its slice CTA: when a warp of the slice CTA issues
-    its ``j``-th global load or store, the sectors its shadows first touched in their ``j``-th
+    its ``j``-th global load, store or atomic, the sectors its shadows first touched in their ``j``-th
     memory step go into the L2, loaded ones clean and stored ones dirty, so that their fills
     evict (and write back) lines as on the whole GPU (the rest when the slice CTA retires). Which CTA of a group sharing a sector
     loads it first is a race on the GPU; here the slice CTA goes first in one step of
@@ -316,7 +316,7 @@ class _Shadows:
             self.mem.warm(stores, stored=True, written=written, now=self.env.now)
 
     def access(self, cta: int, step: int):
-        """A warp of slice CTA ``cta`` issues its ``step``-th global load or store: its shadows'
+        """A warp of slice CTA ``cta`` issues its ``step``-th global load, store or atomic: its shadows'
         accesses of that step enter the L2, now or (returned as a callable) after the slice CTA's own."""
         st = self.active.get(cta)
         if st is None or step <= st[2]:
@@ -399,10 +399,16 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     #    dispatch rate, the other SMs' CTAs as shadows.
     #    (The slice's share of the CTAs instead of k / N was tried: local_hist8 +3.4 % -> +0.6 %,
     #    matmul_naive at 256, 64 CTAs, -2.5 % -> -8.4 % against the detailed engine.)
-    scale = k / N
+    #    A grid of fewer CTAs than SMs leaves SMs idle: the slice is k of the min(N, CTAs) busy SMs
+    #    (validation/probes/random_access.py: stores and atomics of 66 one-per-SM CTAs came out
+    #    +51 % and +72 % against the H100 with k / N, the ports' rates halved).
+    scale = k / min(N, n)
     shares = {f"l2.{f}": getattr(cfg.l2, f) * scale for f in ("bandwidth_bytes_per_s", "write_bandwidth_bytes_per_s",
-                                                               "write_data_bytes_per_s", "write_requests_per_cycle")
+                                                               "write_data_bytes_per_s", "write_requests_per_cycle",
+                                                               "read_requests_per_cycle")
               if getattr(cfg.l2, f) is not None}
+    shares |= {f"dram.{f}": getattr(cfg.dram, f) * scale for f in ("row_activations_per_s",
+                                                                   "write_row_activations_per_s")}
     #    Contended atomics: the GPU-wide atomic request rate gets its k / N share; an address or a
     #    slice granule that two of the k SMs update is taken as updated by all N, and is busy N / k
     #    times longer an update (``L2.address_share``, set by _Shadows). When every address and

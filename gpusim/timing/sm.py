@@ -630,8 +630,7 @@ class SM:
         mem = launch.mem
         done = now + w.timed.latency
         after = None
-        if launch.on_global_access is not None and any(a.op in ("ld", "st") and a.space == "global"
-                                                       for a in accesses):
+        if launch.on_global_access is not None and any(a.space == "global" for a in accesses):
             after = launch.on_global_access(w.cta.block, w.mem_steps)
             w.mem_steps += 1
         for acc in accesses:

@@ -5,6 +5,7 @@ registered name (a user policy runs a launch; an unknown name is a clear error n
 
 from __future__ import annotations
 
+import collections
 import pathlib
 
 import numpy as np
@@ -270,12 +271,61 @@ def test_sampled_slices_pay_their_share_of_every_eviction():
     mem.warm(np.arange(4, dtype=np.int64), stored=True, now=10.0)          # a shadow dirties line 0
     mem.warm(np.arange(4, 8, dtype=np.int64), stored=True, now=10.0)       # ... and evicts it: 128 B
     assert mem.count["shadow_dram_write_bytes"] == 128
-    assert mem.dram.free == pytest.approx(10.0 + 0.25 * 128 / mem.dram.write_bytes_per_cycle)
+    # a quarter of the write-back and of its row's activation
+    d = mem.dram
+    assert d.free == pytest.approx(10.0 + 0.25 * (128 / d.write_bytes_per_cycle + d.activate_write))
     mem.load(0, 1000, np.arange(8, 12, dtype=np.int64))                    # the slice's fill evicts line 1
     assert mem.count["dram_write_bytes"] == 128 and mem.count["dram_read_bytes"] == 128
-    # a quarter of the write-back, then its own read (128 B), hold the server
-    assert mem.dram.free == pytest.approx(1000 + 0.25 * 128 / mem.dram.write_bytes_per_cycle
-                                          + 128 / mem.dram.read_bytes_per_cycle)
+    # a quarter of the write-back, then its own read (128 B), hold the server; lines 1 and 2 are in
+    # row 0 (1 KiB rows), open since line 0's write-back: no activation
+    assert d.free == pytest.approx(1000 + 0.25 * 128 / d.write_bytes_per_cycle + 128 / d.read_bytes_per_cycle)
+
+
+def test_dram_rows_cost_an_activation_unless_open():
+    # validation/probes/random_access.py: random 64 B reads pay a row activation each (13.6 ps on
+    # the H100), a stream one per 1 KiB row, already inside its measured rate.
+    cfg = gpusim.config.load("h100").with_overrides({"dram.queue_cycles": 0})
+    d = memsys.DRAM(cfg, collections.Counter())
+    assert d.activations([0, 1, 7]) == pytest.approx(d.activate)           # one row (8 lines of 128 B)
+    assert d.activations([8, 0]) == pytest.approx(d.activate)              # row 1 opens, row 0 still open
+    assert d.activations([16], write=True) == pytest.approx(d.activate_write)
+    # a stream of whole rows moves read_efficiency of the peak, activations included
+    rows = 64
+    d2 = memsys.DRAM(cfg, collections.Counter())
+    for r in range(rows):
+        d2.read(0, 1024, list(range(8 * r, 8 * r + 8)))
+    peak = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
+    assert d2.free == pytest.approx(rows * 1024 / (peak * cfg.dram.read_efficiency))
+    # the least recently opened row closes once open_rows others opened
+    d3 = memsys.DRAM(cfg.with_overrides({"dram.open_rows": 2}), collections.Counter())
+    d3.activations([0, 8, 16])
+    assert d3.activations([0]) == pytest.approx(d3.activate) and d3.activations([16]) == 0
+
+
+def test_l2_read_request_port_and_l1_miss_path_bound_scattered_loads():
+    # A warp load of 32 distinct lines: 32 requests through the SM's miss path (1 a cycle) and the
+    # GPU-wide read port (64 a cycle); the 32nd leaves the SM 31 cycles after the first.
+    cfg = gpusim.config.load("h100")
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    lanes = np.arange(32, dtype=np.int64)
+    done = mem.load(0, 0, lanes * 4, cache_l1=True)  # sectors 4 apart: one per 128 B line
+    assert mem.l1(0).miss_free == 32.0                # the last request left at cycle 31
+    assert mem.l2.read_port_free == pytest.approx(31 + 32 / 64)
+    assert done >= 31 + cfg.l2.latency_cycles
+    # without the limits the same load completes earlier
+    free = gpusim.config.load("h100").with_overrides({"l1.miss_requests_per_cycle": 0, "l2.read_requests_per_cycle": 0})
+    mem2 = memsys.MemorySystem(free, 1 << 16)
+    assert mem2.load(0, 0, lanes * 4, cache_l1=True) < done
+
+
+def test_stores_wait_for_a_full_write_back_queue():
+    # l2.writeback_queue_cycles: a store holds its SM's L1 until DRAM's server is no more than that
+    # far booked ahead.
+    cfg = gpusim.config.load("h100")
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    mem.dram.free = 10_000.0
+    _warp_store(mem, 0, 0, np.arange(32, dtype=np.uint64) * 4)
+    assert mem.l1(0).free >= 10_000.0 - cfg.l2.writeback_queue_cycles
 
 
 def test_dram_reads_alone_outrun_a_copy():
@@ -284,14 +334,15 @@ def test_dram_reads_alone_outrun_a_copy():
     cfg = gpusim.config.load("h100").with_overrides({"dram.queue_cycles": 0})
     peak = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
     dram = memsys.DRAM(cfg, memsys.collections.Counter())
-    for _ in range(1000):
-        dram.read(0.0, 64)
-    assert dram.free == pytest.approx(64_000 / (peak * cfg.dram.read_efficiency))
-    for _ in range(1000):
-        dram.write(0.0, 64)
-    assert 128_000 / dram.free == pytest.approx(peak * cfg.dram.efficiency)   # the copy's rate
+    for i in range(1024):  # streams: 64 B granules of consecutive lines (a row opened every 1 KiB)
+        dram.read(0.0, 64, [i // 2])
+    assert dram.free == pytest.approx(65_536 / (peak * cfg.dram.read_efficiency))
+    for i in range(1024):
+        dram.write(0.0, 64, [1 << 20 | i // 2])
+    assert 131_072 / dram.free == pytest.approx(peak * cfg.dram.efficiency)   # the copy's rate
     assert cfg.dram.read_efficiency > cfg.dram.efficiency
-    same = memsys.DRAM(cfg.with_overrides({"dram.read_efficiency": None}), memsys.collections.Counter())
+    same = memsys.DRAM(cfg.with_overrides({"dram.read_efficiency": None, "dram.row_activations_per_s": 0}),
+                       memsys.collections.Counter())
     assert same.read_bytes_per_cycle == same.write_bytes_per_cycle == pytest.approx(peak * cfg.dram.efficiency)
     with pytest.raises(gpusim.errors.ConfigError, match="read_efficiency"):
         cfg.with_overrides({"dram.read_efficiency": 0.4})
