@@ -8,7 +8,7 @@ MAE) and prints them for the TOML; the TEST machine is only ever scored.
 
 Usage::
 
-    python3 -m validation.ddp                      # score both machines with configs/topologies/hgx_h200_nvswitch.toml
+    python3 -m validation.ddp                      # score the H200 hosts (hgx_h200_nvswitch.toml) and the H100 pair
     python3 -m validation.ddp --fit                # fit on the fit machine, print the constants, score both
 
 Imports gpusim.multigpu, numpy, scipy (the fit); never cupy or torch.
@@ -28,6 +28,8 @@ ROOT = Path(__file__).resolve().parent / "reports"
 #: the machines: the fit one (constants are fitted here only) and the held-back test pair
 FIT, TEST = "h200x4", "h200x2"
 TOPOLOGY = "hgx_h200_nvswitch"
+#: machines only scored, with their own topology: (machine, topology, role)
+OTHERS = (("h100x2", "hgx_h100_nvswitch", "test (held back, H100 pair)"),)
 #: sizes from here on are bandwidth-bound; below, the framework's per-call floor dominates
 BIG = 4 << 20
 #: collective constants fitted: dotted topology path -> (start, low, high)
@@ -122,11 +124,18 @@ def fit(topo0):
     return topo
 
 
+def machines(topo) -> list[tuple[str, object, str]]:
+    """``(machine, topology, role)`` of every machine scored: the fit and test H200 hosts with ``topo``, and each
+    of :data:`OTHERS` whose measurements are committed, with its own topology (which carries the H200 fit)."""
+    out = [(FIT, topo, "fit"), (TEST, topo, "test (held back)")]
+    return out + [(m, load_topology(t), role) for m, t, role in OTHERS if (ROOT / m / "ddp").is_dir()]
+
+
 def report(topo, out=sys.stdout) -> dict:
-    """Print the Markdown tables for both machines; returns the MAEs ``{(machine, collective, world): mae}``."""
+    """Print the Markdown tables for every machine of :func:`machines`; returns the MAEs
+    ``{(machine, collective, world): mae}``."""
     scores = {}
-    for machine in (FIT, TEST):
-        role = "fit" if machine == FIT else "test (held back)"
+    for machine, topo, role in machines(topo):
         rows = coll_errors(topo, machine)
         print(f"\n### Collectives, {machine} ({role})\n", file=out)
         print("| collective | W | bytes | measured us | model us | error | model algo/proto/channels |", file=out)

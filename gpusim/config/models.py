@@ -292,6 +292,10 @@ class L2Spec(BaseModel):
     read_requests_per_cycle: float = Field(
         0.0, ge=0, description="timing model: read requests (a line each, of loads that missed or bypassed L1) "
         "the whole L2 takes a cycle, requests per SM cycle; 0 = no limit beyond the bandwidth (the default)")
+    shared_request_port: bool = Field(
+        False, description="timing model: reads, writes and atomics share one L2 request port (each request holds "
+        "it for 1 / its kind's rate: read_requests_per_cycle, write_requests_per_cycle, atomic_*requests_per_cycle); "
+        "false = a port per kind (the default)")
     writeback_queue_cycles: float = Field(
         0.0, ge=0, description="timing model: how far DRAM's server may be booked ahead (write-backs and the "
         "reads that complete partly written sectors) before a store or atomic holds its SM's L1, cycles; "

@@ -365,13 +365,17 @@ class L2:
         self._prune_at = 1 << 16
         self.free = 0.0
         self.write_request_cycles = 1.0 / cfg.l2.write_requests_per_cycle if cfg.l2.write_requests_per_cycle else 0.0
-        self.requests_free = 0.0   # the cycle the write-request port takes the next request
+        #: the cycle the L2's request port takes the next request of each kind (read, write, atom);
+        #: with ``l2.shared_request_port`` one port for all kinds, each request holding it for
+        #: 1 / its kind's rate
+        shared = [0.0]
+        self.port_free = ({k: shared for k in ("read", "write", "atom")} if cfg.l2.shared_request_port
+                          else {k: [0.0] for k in ("read", "write", "atom")})
         self.data_free = 0.0       # the cycle the write-data path takes the next sector
         self.write_queue = cfg.l2.write_queue_cycles
         self.writeback_queue = cfg.l2.writeback_queue_cycles
         #: the read-request port: cycles a request (a line) of a load takes, GPU-wide (0: no limit)
         self.read_request_cycles = 1.0 / cfg.l2.read_requests_per_cycle if cfg.l2.read_requests_per_cycle else 0.0
-        self.read_port_free = 0.0
         #: Sectors written in part while not present: line -> 4-bit sector mask, and sector -> the
         #: 32-bit mask of its bytes written. The rest of such a sector is read from DRAM when it is
         #: evicted or read (the L2 merges the write into the whole sector).
@@ -482,9 +486,7 @@ class L2:
                 return joined
         n = sum(_POPCOUNT[m] for m in masks)
         if self.read_request_cycles and op == "read":
-            t = max(t, self.read_port_free)
-            self.read_port_free = t + len(lines) * self.read_request_cycles
-            t = self.read_port_free - self.read_request_cycles
+            t = self._take("read", t, len(lines), self.read_request_cycles)
         start = self._serve(t, n, self.read_bytes_per_cycle)
         done = start + self.latency
         dram_bytes = 0
@@ -563,6 +565,13 @@ class L2:
             else:
                 pending[line] = (mask, ready, t, source)
 
+    def _take(self, kind: str, t: float, n: int, cycles: float) -> float:
+        """``n`` requests of ``kind`` arrive at the request port at cycle ``t``, each holding it
+        ``cycles``: returns the cycle the last is taken."""
+        free = self.port_free[kind]
+        free[0] = max(t, free[0]) + n * cycles
+        return free[0] - cycles
+
     def take_writes(self, t: float, n: int, sectors: int) -> tuple[float, float]:
         """``n`` write requests of ``sectors`` sectors in all arrive at cycle ``t``; returns the
         cycles the last is taken by the request port (``l2.write_requests_per_cycle`` requests a
@@ -570,9 +579,7 @@ class L2:
         where one is not limited."""
         self.count["l2_write_requests"] += n
         if self.write_request_cycles and n:
-            start = max(t, self.requests_free)
-            self.requests_free = start + n * self.write_request_cycles
-            t = self.requests_free - self.write_request_cycles
+            t = self._take("write", t, n, self.write_request_cycles)
         port = t
         if self.write_data_bytes_per_cycle and sectors:
             per = self.sector / self.write_data_bytes_per_cycle
@@ -643,7 +650,6 @@ class L2:
         ret = l2.atomic_return_requests_per_cycle
         #: cycles of the GPU-wide request port per request: (red, atom)
         self.atom_port = (red, 1.0 / ret if ret else red)
-        self.atom_port_free = 0.0
         #: byte address -> the cycle its last update is done (the next one starts no earlier)
         self.address_free: dict[int, float] = {}
         #: byte address -> the SM that updated it, or -1 once a second SM has
@@ -715,8 +721,7 @@ class L2:
         for line, mask, addrs in requests:
             s = t
             if port:
-                s = max(s, self.atom_port_free)
-                self.atom_port_free = s + port
+                s = self._take("atom", s, 1, port)
             if slices is not None:
                 k = self.atomic_slice(line)
                 s = max(s, slices[k])

@@ -310,7 +310,7 @@ def test_l2_read_request_port_and_l1_miss_path_bound_scattered_loads():
     lanes = np.arange(32, dtype=np.int64)
     done = mem.load(0, 0, lanes * 4, cache_l1=True)  # sectors 4 apart: one per 128 B line
     assert mem.l1(0).miss_free == 32.0                # the last request left at cycle 31
-    assert mem.l2.read_port_free == pytest.approx(31 + 32 / 64)
+    assert mem.l2.port_free["read"][0] == pytest.approx(31 + 32 / 64)
     assert done >= 31 + cfg.l2.latency_cycles
     # without the limits the same load completes earlier
     free = gpusim.config.load("h100").with_overrides({"l1.miss_requests_per_cycle": 0, "l2.read_requests_per_cycle": 0})
@@ -370,8 +370,9 @@ def test_each_conflict_wavefront_adds_conflict_latency_cycles(extra):
 
 def test_l2_reads_and_writes_share_the_slices_and_writes_have_a_data_path_of_their_own():
     """validation/probes/l2_bandwidth.py on the H100: reads alone 107 sectors a cycle, stores alone 62,
-    a copy about 46 of each: the h100 configuration's three rates give those back."""
-    cfg = gpusim.config.load("h100")
+    a copy about 46 of each: the h100 configuration's three rates give those back (the request
+    port apart: a port per kind here)."""
+    cfg = gpusim.config.load("h100").with_overrides({"l2.shared_request_port": False})
     per_read, per_write = (32 * cfg.clock_hz / bw for bw in (cfg.l2.bandwidth_bytes_per_s,
                                                               cfg.l2.write_bandwidth_bytes_per_s))
     per_data = 32 * cfg.clock_hz / cfg.l2.write_data_bytes_per_s
@@ -414,3 +415,16 @@ def test_l2_reads_of_sectors_in_flight_join_them_within_the_coalescer_window():
     off.l2.read(0.0, [7], [0b1111], source=0)
     off.l2.read(1.0, [7], [0b1111], source=1)
     assert off.count["l2_read_sectors"] == 8 and off.count["l2_read_coalesced_sectors"] == 0
+
+
+def test_reads_writes_and_atomics_share_one_l2_request_port():
+    # validation/probes/random_access.py: random loads and stores of 4 MiB interleaved take longer
+    # than either alone; one port, each request holding it 1 / its kind's rate.
+    cfg = gpusim.config.load("h100")
+    l2 = memsys.MemorySystem(cfg, 1 << 16).l2
+    l2.read(0.0, [1, 2], [1, 1])                                  # 2 read requests: 2/64 cycle
+    port, _ = l2.take_writes(0.0, 3, 3)                           # 3 write requests queue behind them
+    assert port == pytest.approx(2 / 64 + 2 / cfg.l2.write_requests_per_cycle)
+    apart = memsys.MemorySystem(cfg.with_overrides({"l2.shared_request_port": False}), 1 << 16).l2
+    apart.read(0.0, [1, 2], [1, 1])
+    assert apart.take_writes(0.0, 3, 3)[0] == pytest.approx(2 / cfg.l2.write_requests_per_cycle)

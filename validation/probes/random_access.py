@@ -14,6 +14,9 @@ GPU-filling grid (8 CTAs of 256 threads per SM) making ``ITERS`` independent acc
 * ``wr_line``: a warp stores one whole random line;
 * ``red_rand``: ``atomicAdd`` with the result unused (``red.global.add.u32``);
 * ``cas_rand``: ``atomicCAS`` with the old value kept (``atom.global.cas.b32``), as hash inserts do;
+* ``rdwr_rand``, ``caswr_rand``, ``rdred_rand`` (at 4 MiB and 1 GiB): two kinds an iteration, at
+  independent words: whether the kinds share the L2's request handling (time of the sum) or not
+  (time of the slower);
 * ``chase``: one thread following a chain of ``CHASE_NODES`` nodes, node ``j`` in the ``j``-th
   ``F / CHASE_NODES`` bytes at a hashed 128-byte line of them, visited in a full-period
   congruential order (``j -> (A j + C) mod CHASE_NODES``): ``chase_cold`` walks it once (every
@@ -103,6 +106,38 @@ extern "C" __global__ void cas_rand(unsigned* x, unsigned mask, unsigned iters, 
     out[t] = s;
 }
 
+// Mixed traffic (each iteration two accesses at independent random words): a load and a store,
+// a CAS and a store (a hash insert's claim and value), a load and a red.
+extern "C" __global__ void rdwr_rand(unsigned* x, unsigned mask, unsigned iters, unsigned* out)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x, s = 0;
+    for (unsigned i = 0; i < iters; ++i) {
+        s += x[mix(t * iters + i) & mask];
+        x[mix(~(t * iters + i)) & mask] = t;
+    }
+    out[t] = s;
+}
+
+extern "C" __global__ void caswr_rand(unsigned* x, unsigned mask, unsigned iters, unsigned* out)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x, s = 0;
+    for (unsigned i = 0; i < iters; ++i) {
+        s += atomicCAS(&x[mix(t * iters + i) & mask], 0u, t + 1);
+        x[mix(~(t * iters + i)) & mask] = t;
+    }
+    out[t] = s;
+}
+
+extern "C" __global__ void rdred_rand(unsigned* x, unsigned mask, unsigned iters, unsigned* out)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x, s = 0;
+    for (unsigned i = 0; i < iters; ++i) {
+        s += x[mix(t * iters + i) & mask];
+        atomicAdd(&x[mix(~(t * iters + i)) & mask], 1u);
+    }
+    out[t] = s;
+}
+
 // One thread: p = x[p], steps times (x holds word indices of 128-byte nodes), past the L1
 // (ld.global.cg: the nodes' lines would otherwise partly fit in it).
 extern "C" __global__ void chase(const unsigned* x, unsigned mask, unsigned steps, unsigned* out)
@@ -123,6 +158,9 @@ CHASE_A, CHASE_C = 1103515245, 12345
 #: footprints in bytes
 FOOTPRINTS = tuple(1 << k for k in (22, 24, 25, 26, 28, 30, 32, 33))
 KERNELS = ("rd_rand", "rd_line", "wr_rand", "wr_line", "red_rand", "cas_rand", "chase_cold", "chase")
+#: kernels of two access kinds an iteration, at these footprints (after the single kinds)
+MIXED = ("rdwr_rand", "caswr_rand", "rdred_rand")
+MIXED_FOOTPRINTS = (1 << 22, 1 << 30)
 #: CTAs (one an SM) of the launches on fewer SMs, of FEW_SMS_BLOCK threads making 8x the accesses
 FEW_SMS = (16, 66)
 FEW_SMS_BLOCK = 1024
@@ -137,7 +175,7 @@ def _label(kernel: str, footprint: int) -> str:
 
 def launches(sm_count: int = 132) -> list[tuple[str, str, int, int, int, int]]:
     """``(label, kernel, footprint bytes, mask argument, iterations, CTAs)`` in launch order: every
-    kernel at every footprint, then the L2-resident kernels at 4 MiB on fewer SMs (``CTAS`` CTAs of
+    kernel at every footprint, the mixed kernels (:data:`MIXED`), then the L2-resident kernels at 4 MiB on fewer SMs (``CTAS`` CTAs of
     ``FEW_SMS_BLOCK`` threads, one per SM: a limit per SM scales with the CTAs, one of the
     L2 does not)."""
     rows = []
@@ -149,6 +187,9 @@ def launches(sm_count: int = 132) -> list[tuple[str, str, int, int, int, int]]:
                 rows.append((_label(k, fp), k, fp, fp // 128 - 1, LINE_ITERS, sm_count * CTAS_PER_SM))
             else:
                 rows.append((_label(k, fp), k, fp, fp // 4 - 1, ITERS, sm_count * CTAS_PER_SM))
+    for fp in MIXED_FOOTPRINTS:
+        for k in MIXED:
+            rows.append((_label(k, fp), k, fp, fp // 4 - 1, ITERS, sm_count * CTAS_PER_SM))
     fp = FOOTPRINTS[0]
     for k in ("rd_rand", "rd_line", "wr_rand", "red_rand"):
         for ctas in FEW_SMS:
