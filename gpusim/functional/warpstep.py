@@ -130,13 +130,29 @@ class CTAStepper(ChunkExecutor):
         self.started = np.zeros(self.n_warps, np.bool_)
         self.qlen = np.zeros(self.n_warps, np.int64)  # len(queued[w]), kept as an array
         self.ran = 0  # warp instructions executed (batches), for the watchdog
+        self.prestarted = False  # prestart() was called
+        self.pending: set[int] = set()  # CTAs started since the last run-ahead (prestart mode)
 
     def start(self, cta: int) -> int:
         """Let the warps of the group's CTA ``cta`` (0-based in the group) run: a CTA not started
         never executes an instruction here. Returns the index of its first warp."""
         wpb = self.grid.warps_per_block
         self.started[cta * wpb:(cta + 1) * wpb] = True
+        if self.prestarted:
+            self.pending.add(cta)
         return cta * wpb
+
+    def prestart(self) -> None:
+        """Let the warps of every CTA of the group run ahead from now on, before :meth:`start`
+        names them (denser vectorised steps; the caller guarantees that the order in which the
+        group's CTAs execute cannot change a result, e.g. no CTA reads what another writes).
+
+        What :meth:`step` returns, and what each started warp has queued when it steps, stays
+        as without it: a CTA started later has its warps' queues filled when it would have
+        been, by the first run-ahead after its start (its first step runs one when no other
+        warp's did), so a warp's queue never holds more than it would have."""
+        self.started[:] = True
+        self.prestarted = True
 
     def warp_pc(self, w: int) -> int:
         """The next PC of warp ``w`` (:data:`DONE` if none of its lanes can run)."""
@@ -172,6 +188,8 @@ class CTAStepper(ChunkExecutor):
                     self._step_batch(pc, np.array([w]))
             else:
                 self._step_batch(pc, np.array([w]))
+        elif self.pending and w // self.grid.warps_per_block in self.pending:
+            self._run_ahead()  # its queue was filled ahead of its start: top up the others as then
         self.qlen[w] -= 1
         return q.popleft()
 
@@ -183,6 +201,7 @@ class CTAStepper(ChunkExecutor):
         and not before a live warp of the group that is behind has caught up."""
         if self.on_run_ahead is not None:
             self.on_run_ahead()
+        self.pending.clear()
         by_warp = self.by_warp
         n = len(self.instrs)
         may_run = self.batchable

@@ -46,8 +46,9 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   warps and cycles these are what ``smsp__pcsamp_warps_issue_stalled_<reason>``
   samples, with every cycle sampled.
 
-Imports simpy, numpy, gpusim.functional, gpusim.memmodel and the timing
-package's ``context``, ``memsys`` and ``policies``; never ``gpu`` (the launch is seen
+Imports numpy, gpusim.functional, gpusim.memmodel and the timing
+package's ``context``, ``memsys`` and ``policies``; never simpy (the schedulers are processes of
+:class:`gpusim.timing.eventloop.EventLoop`, reached through the launch); never ``gpu`` (the launch is seen
 through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 """
 
@@ -57,7 +58,6 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import simpy
 
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import partial_sectors, shared_wavefronts
@@ -127,14 +127,36 @@ class IssueEvent(NamedTuple):
     slots: int = 1
 
 
+#: Wavefront counts of warp access patterns seen (:func:`_wavefronts`); host-side, no timing effect.
+_WF_CACHE: dict = {}
+_WF_CACHE_MAX = 1 << 16
+
+
+def _wavefronts(lanes: np.ndarray, addrs: np.ndarray, width: int, load: bool) -> int:
+    """Shared memory's wavefronts (§5, :func:`gpusim.memmodel.shared_wavefronts`) of one warp's
+    access by lanes ``lanes`` (0..31) at byte ``addrs``, ``width`` bytes a lane. The count depends
+    only on the addresses relative to an aligned 128-byte row (banks x bank bytes), so it is
+    cached under the lanes and those relative addresses."""
+    a = addrs.astype(np.int64)
+    a -= int(a.min()) & ~127
+    key = (lanes.tobytes(), a.tobytes(), width, load)
+    wf = _WF_CACHE.get(key)
+    if wf is None:
+        rows = np.zeros((1, 32), np.int64)
+        act = np.zeros((1, 32), np.bool_)
+        rows[0, lanes] = addrs  # the given addresses: a fault names them
+        act[0, lanes] = True
+        wf = int(shared_wavefronts(rows, width, load, act).wavefronts[0])
+        if len(_WF_CACHE) >= _WF_CACHE_MAX:
+            _WF_CACHE.clear()
+        _WF_CACHE[key] = wf
+    return wf
+
+
 def _warp_wavefronts(acc, addrs: np.ndarray, width: int, load: bool) -> int:
     """Shared memory's wavefronts (§5) of one warp's access ``acc`` at byte ``addrs`` (one per
     lane of ``acc.lanes``), ``width`` bytes a lane."""
-    rows = np.zeros((1, 32), np.int64)
-    act = np.zeros((1, 32), np.bool_)
-    rows[0, acc.lanes & 31] = addrs
-    act[0, acc.lanes & 31] = True
-    return int(shared_wavefronts(rows, width, load, act).wavefronts[0])
+    return _wavefronts(acc.lanes & 31, addrs, width, load)
 
 
 def _data_wavefronts(addrs: np.ndarray, acc) -> int:
@@ -142,12 +164,8 @@ def _data_wavefronts(addrs: np.ndarray, acc) -> int:
     rule (:func:`gpusim.memmodel.shared_wavefronts`) over the lanes' byte addresses, as the
     H100's ``l1tex__data_pipe_lsu_wavefronts.sum`` counts them for loads of 1 to 32 lines
     (``validation/probes/l1_stride.py``)."""
-    rows = np.zeros((1, 32), np.int64)
-    act = np.zeros((1, 32), np.bool_)
-    lane = acc.lanes & 31
-    rows[0, lane] = (addrs - (addrs.min() & ~np.uint64(127))).astype(np.int64)
-    act[0, lane] = True
-    return int(shared_wavefronts(rows, max(1, acc.width), True, act).wavefronts[0])
+    rel = (addrs - (addrs.min() & ~np.uint64(127))).astype(np.int64)
+    return _wavefronts(acc.lanes & 31, rel, max(1, acc.width), True)
 
 
 class CTA:
@@ -243,7 +261,8 @@ class Warp:
 
 
 class Scheduler:
-    """One warp scheduler (SM sub-partition): a SimPy process issuing instructions."""
+    """One warp scheduler (SM sub-partition): a process of the launch's event loop
+    (:class:`gpusim.timing.eventloop.EventLoop`) issuing instructions."""
 
     def __init__(self, sm: "SM", index: int):
         self.sm, self.index = sm, index
@@ -257,37 +276,43 @@ class Scheduler:
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.proc = self.env.process(self._run())
+        self.folded = 0  # folded instructions issued in this cycle so far
+        self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
+        self.env.urgent(self._run, 0)
 
     # ---------------------------------------------------------------- process
-    def _run(self):
+    def _run(self, token: int) -> None:
+        """Issue at the current cycle, then schedule the next wake-up: after the issue cycles of
+        what issued, or (nothing could issue) at the cycle something can, unless woken earlier
+        (:meth:`wake`)."""
+        if token != self.token:  # a wake-up superseded by an earlier one
+            return
+        self.sleep_until = None
         env = self.env
+        now = env.now
         issue = self.sm.issue
-        folded = 0
         while True:
-            now = env.now
             w, t, reason = self._pick(now)
-            if w is not None:
-                cycles = issue(w, now, t, reason)
-                if cycles or folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
-                    folded = 0
-                    yield env.timeout(max(cycles, 1))
-                else:
-                    folded += 1
-                continue
-            t_next = t
-            self.sleep_until = t_next
-            try:
-                yield (env.event() if t_next == INF else env.timeout(int(np.ceil(t_next)) - now))
-            except simpy.Interrupt:
-                pass
-            self.sleep_until = None
+            if w is None:
+                break
+            cycles = issue(w, now, t, reason)
+            if cycles or self.folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
+                self.folded = 0
+                self.token = token = token + 1
+                env.at(now + max(cycles, 1), self._run, token)
+                return
+            self.folded += 1
+        self.sleep_until = t
+        self.token = token = token + 1
+        if t != INF:
+            env.at(math.ceil(t), self._run, token)
 
     def wake(self, t: float) -> None:
         """Something may issue at cycle ``t``: end a longer sleep."""
         if self.sleep_until is not None and t < self.sleep_until:
             self.sleep_until = None
-            self.proc.interrupt()
+            self.token += 1
+            self.env.urgent(self._run, self.token)
 
     # ---------------------------------------------------------------- selection
     def ready_at(self, w: Warp) -> tuple[float, str]:
