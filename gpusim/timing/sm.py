@@ -64,7 +64,7 @@ from gpusim.memmodel import partial_sectors, shared_wavefronts
 from gpusim.timing.context import LaunchContext
 from gpusim.timing.decode import unused_atom_results
 from gpusim.timing.memsys import LOCAL_BASE
-from gpusim.timing.policies import make_policy
+from gpusim.timing.policies import GTO, make_policy
 from isa.opcodes import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -238,7 +238,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event", "cp", "wg")
+                 "event", "cp", "wg", "cand", "cord", "cdone")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -258,6 +258,9 @@ class Warp:
         self.event: tuple[list, int] | None = None  # the expansion's stall segments so far and its active threads
         self.cp = AsyncGroups()  # the warp's cp.async copies
         self.wg = AsyncGroups()  # its wgmma.mma_async
+        self.cand: list[int] | None = None  # SM._sass_next's candidates (PCs), their orders, and
+        self.cord: list[int] = []  # whether a queued outcome outside their region ends them
+        self.cdone = False
 
 
 class Scheduler:
@@ -276,6 +279,7 @@ class Scheduler:
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
+        self.gto = type(self.policy) is GTO  # _pick inlines its order
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
         self.env.urgent(self._run, 0)
@@ -339,29 +343,55 @@ class Scheduler:
 
     def _pick(self, now: int) -> tuple[Warp | None, float, str]:
         """The warp to issue at ``now`` with the cycle it became ready and what held it until then
-        (:meth:`ready_at`), or ``(None, the earliest cycle a warp can issue, "")``."""
+        (:meth:`ready_at`, inlined), or ``(None, the earliest cycle a warp can issue, "")``."""
         t_next = INF
-        ready_at = self.ready_at
         unit_free = self.unit_free
         later = []
-        for w in self.policy.order(self.warps, self.last):
-            if w.dep_ready > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
+        last = self.last
+        if self.gto:  # GTO.order, inlined
+            order = self.warps if last is None or last.done else [last] + self.warps
+        else:
+            order = self.policy.order(self.warps, last)
+        for w in order:
+            dep = w.dep_ready
+            if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
                 later.append(w)
                 continue
             timed = w.timed
             u = unit_free[timed.unit] if timed.slots else 0
-            if not timed.queue and u <= now:  # ready_at(w) <= now, inlined
-                return (w, u, "math_pipe_throttle") if u > w.dep_ready else (w, w.dep_ready, w.dep_reason)
-            t, reason = ready_at(w)
+            queue = timed.queue
+            if not queue:
+                if u <= now:
+                    return (w, u, "math_pipe_throttle") if u > dep else (w, dep, w.dep_reason)
+                if u < t_next and not (w.waiting or w.pc == DONE):  # ready_at(w) is u (else INF)
+                    t_next = u
+                continue
+            if w.waiting or w.pc == DONE:  # ready_at(w) is INF
+                continue
+            if u > dep:
+                t, reason = u, "math_pipe_throttle"
+            else:
+                t, reason = dep, w.dep_reason
+            sm = self.sm
+            if queue == "mio":
+                q = sm.shared_free - sm.mio_queue
+                if q > t:
+                    t, reason = q, "mio_throttle"
+            else:
+                q = sm.l1.free - sm.lg_queue
+                if q > t:
+                    t, reason = q, "lg_throttle"
             if t <= now:
                 return w, t, reason
             if t < t_next:
                 t_next = t
-        for w in later:
-            if w.dep_ready < t_next:  # ready_at(w) >= dep_ready
-                t = ready_at(w)[0]
-                if t < t_next:
-                    t_next = t
+        if later:
+            ready_at = self.ready_at
+            for w in later:
+                if w.dep_ready < t_next:  # ready_at(w) >= dep_ready
+                    t = ready_at(w)[0]
+                    if t < t_next:
+                        t_next = t
         return None, t_next, ""
 
 
@@ -598,24 +628,59 @@ class SM:
         scheduled first (:attr:`gpusim.sass.KernelSass.order`) among the next outcomes of the
         same straight-line region (:attr:`~gpusim.sass.KernelSass.block`), at most
         :data:`_WINDOW` ahead; a branch, barrier or exit issues only in program order. With
-        nothing queued, the warp's next PC."""
+        nothing queued, the warp's next PC.
+
+        The candidates (the PCs of the queue's first outcomes that qualify, ``w.cand``, with
+        their orders ``w.cord``) are kept between calls: each call takes one of them (the one
+        the warp issues next), and the list only grows at its end, from outcomes queued since,
+        until a queued outcome outside the region ends it (``w.cdone``)."""
         q = w.cta.stepper.queued[w.gw]
         if not q:
+            w.cand = None
             return 0, w.pc
         launch = self.launch
-        order, block, ends = launch.order, launch.block, launch.region_end
+        block = launch.block
         pc0 = q[0][0]
-        if pc0 >= len(block) or ends[pc0] or not launch.overtaken[pc0]:
+        if pc0 >= len(block) or launch.region_end[pc0]:
+            w.cand = None
             return 0, pc0
-        best, best_i, b, prev = order[pc0], 0, block[pc0], pc0
-        for i in range(1, min(len(q), _WINDOW)):
-            pc = q[i][0]
-            if pc <= prev or pc >= len(block) or block[pc] != b or ends[pc]:
-                break
-            if order[pc] < best:
-                best, best_i = order[pc], i
-            prev = pc
-        return best_i, q[best_i][0]
+        cand = w.cand
+        if not launch.overtaken[pc0]:  # no later PC of its region was scheduled before it
+            if cand is not None:
+                if cand[0] == pc0 and len(cand) > 1:
+                    del cand[0]
+                    del w.cord[0]
+                else:
+                    w.cand = None
+            return 0, pc0
+        order = launch.order
+        if cand is None or cand[0] != pc0:
+            cand = w.cand = [pc0]
+            cord = w.cord = [order[pc0]]
+            w.cdone = False
+        else:
+            cord = w.cord
+        if not w.cdone:
+            i, n = len(cand), min(len(q), _WINDOW)
+            if i < n:
+                ends, b, prev = launch.region_end, block[pc0], cand[-1]
+                while i < n:
+                    pc = q[i][0]
+                    if pc <= prev or pc >= len(block) or block[pc] != b or ends[pc]:
+                        w.cdone = True
+                        break
+                    cand.append(pc)
+                    cord.append(order[pc])
+                    prev = pc
+                    i += 1
+        best_i = cord.index(min(cord))
+        pc = cand[best_i]
+        if len(cand) == 1:
+            w.cand = None
+        else:
+            del cand[best_i]
+            del cord[best_i]
+        return best_i, pc
 
     def _release(self, cta: CTA, counted: float) -> int:
         """A barrier of ``cta`` completed (its last arrival counted at ``counted``): its waiting
