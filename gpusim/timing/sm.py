@@ -64,7 +64,7 @@ from gpusim.memmodel import partial_sectors, shared_wavefronts
 from gpusim.timing.context import LaunchContext
 from gpusim.timing.decode import unused_atom_results
 from gpusim.timing.memsys import LOCAL_BASE
-from gpusim.timing.policies import GTO, make_policy
+from gpusim.timing.policies import GTO, LRR, make_policy
 from isa.opcodes import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,6 +79,7 @@ REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scorebo
 _R = {r: i for i, r in enumerate(REASONS)}
 #: Folded (zero-cycle) instructions a scheduler issues in one cycle before time moves on (a guard).
 _MAX_FOLDED = 64
+_BRA, _BAR, _WGMMA, _CPASYNC, _FENCE = Kind.BRA, Kind.BAR, Kind.WGMMA, Kind.CPASYNC, Kind.FENCE
 #: Queued outcomes of a warp the scheduler looks through for the one ptxas scheduled first (a
 #: bound on the search, not a hardware fact: the suite's straight-line regions are shorter).
 _WINDOW = 32
@@ -279,7 +280,8 @@ class Scheduler:
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.gto = type(self.policy) is GTO  # _pick inlines its order
+        self.gto = type(self.policy) is GTO  # _pick inlines their orders
+        self.lrr = type(self.policy) is LRR
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
         self.env.urgent(self._run, 0)
@@ -348,7 +350,12 @@ class Scheduler:
         unit_free = self.unit_free
         later = []
         last = self.last
-        if self.gto:  # GTO.order, inlined
+        if self.lrr:  # LRR.order, inlined
+            order = self.warps
+            if last is not None and not last.done and last in order:
+                i = order.index(last) + 1
+                order = order[i:] + order[:i]
+        elif self.gto:  # GTO.order, inlined
             order = self.warps if last is None or last.done else [last] + self.warps
         else:
             order = self.policy.order(self.warps, last)
@@ -466,16 +473,22 @@ class SM:
         sched = w.sched
         # Stall accounting for the cycles since the warp's previous issue.
         first = w.last_issue + 1
-        dep = min(max(w.dep_ready, first), now)
+        dep = w.dep_ready
+        if dep < first:
+            dep = first
+        if dep > now:
+            dep = now
         dep_reason = w.dep_reason
-        stalls = launch.stalls[w.timed.pc]
-        segs = [] if launch.events is not None else None
+        timed = w.timed
+        stalls = launch.stalls[timed.pc]
+        events = launch.events
+        segs = [] if events is not None else None
         if dep > first:
             stalls[_R[dep_reason]] += dep - first
             if segs is not None:
                 segs.append((first, dep, dep_reason))
         if reason != dep_reason and t_ready > dep:
-            end = min(t_ready, now)
+            end = t_ready if t_ready <= now else now  # min(t_ready, now)
             stalls[_R[reason]] += end - dep
             if segs is not None:
                 segs.append((dep, end, reason))
@@ -492,14 +505,14 @@ class SM:
         _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw, w.qidx)  # a Step
         if w.qidx:  # issued ahead of its turn: the warp's next instruction in program order is unchanged
             next_pc = cta.stepper.warp_pc(w.gw)
-        timed = w.timed
         slots = timed.slots
+        kind = timed.kind
         if timed.skip_slots and taken == active:  # an if-converted branch all threads took
             slots += timed.skip_slots
         if slots:
             stalls[0] += slots  # "selected"
             w.last_issue = now + slots - 1
-            if kind_is_wgmma := timed.kind is Kind.WGMMA:
+            if kind_is_wgmma := kind is _WGMMA:
                 start = max(now, sched.wgmma_free)  # queued behind the wgmmas before it; the warp goes on
                 sched.wgmma_free = start + timed.interval
             else:
@@ -510,20 +523,19 @@ class SM:
             w.last_issue = now - 1
         floor = now + slots
         done = (start if kind_is_wgmma else now) + timed.latency
-        kind = timed.kind
         served = None
         if accesses:
-            if launch.events is not None and timed.space not in ("shared", "local"):
+            if events is not None and timed.space not in ("shared", "local"):
                 served = launch.mem.served = {}
             done = self._memory(w, accesses, now)
             launch.mem.served = None
-        elif kind is Kind.BRA:
+        elif kind is _BRA:
             launch.branches += 1
             if 0 < taken < active:
                 launch.divergent_branches += 1
             floor = max(floor, now + timed.latency)
-        why = "branch_resolving" if kind is Kind.BRA else "wait"
-        if kind is Kind.CPASYNC or kind is Kind.WGMMA or kind is Kind.FENCE:
+        why = "branch_resolving" if kind is _BRA else "wait"
+        if kind is _CPASYNC or kind is _WGMMA or kind is _FENCE:
             ins = launch.kernel.instrs[timed.pc]
             groups = w.cp if kind is Kind.CPASYNC else w.wg if ins.op.startswith("wgmma.") else None
             t = groups.book(ins, done) if groups is not None else 0.0
@@ -536,12 +548,12 @@ class SM:
         else:
             for r in timed.writes:
                 w.pend[r] = (done, timed.reason)
-        if launch.events is not None and not timed.micro:
-            launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
-                                            int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
-                                            served or None, slots))
+        if events is not None and not timed.micro:
+            events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
+                                     int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
+                                     served or None, slots))
         w.pc = next_pc
-        if kind is Kind.BAR:
+        if kind is _BAR:
             # the SM's barrier unit counts one warp's arrival at a time
             self.barrier_free = cta.counted = max(now, self.barrier_free) + launch.cfg.sm.barrier_arrive_cycles
             cta.arrived += active
