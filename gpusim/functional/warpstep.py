@@ -128,7 +128,7 @@ class CTAStepper(ChunkExecutor):
         self.by_warp = self.pcs.reshape(-1, 32)
         self.live_by_warp = self.live.reshape(-1, 32)
         self.started = np.zeros(self.n_warps, np.bool_)
-        self.qlen = np.zeros(self.n_warps, np.int64)  # len(queued[w]), kept as an array
+        self.qlen = np.zeros(self.n_warps, np.int64)  # len(queued[w]) while running ahead
         self.ran = 0  # warp instructions executed (batches), for the watchdog
         self.prestarted = False  # prestart() was called
         self.pending: set[int] = set()  # CTAs started since the last run-ahead (prestart mode)
@@ -174,7 +174,6 @@ class CTAStepper(ChunkExecutor):
         """
         q = self.queued[w]
         if index:
-            self.qlen[w] -= 1
             t = q[index]
             del q[index]
             return t
@@ -190,7 +189,6 @@ class CTAStepper(ChunkExecutor):
                 self._step_batch(pc, np.array([w]))
         elif self.pending and w // self.grid.warps_per_block in self.pending:
             self._run_ahead()  # its queue was filled ahead of its start: top up the others as then
-        self.qlen[w] -= 1
         return q.popleft()
 
     def _run_ahead(self, cap: int | None = MAX_AHEAD) -> None:
@@ -202,6 +200,7 @@ class CTAStepper(ChunkExecutor):
         if self.on_run_ahead is not None:
             self.on_run_ahead()
         self.pending.clear()
+        self.qlen = np.fromiter(map(len, self.queued), np.int64, self.n_warps)
         by_warp = self.by_warp
         n = len(self.instrs)
         may_run = self.batchable

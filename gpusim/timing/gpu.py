@@ -18,6 +18,7 @@ the timing package's own modules (``sm`` never imports this module); never cupy.
 
 from __future__ import annotations
 
+import gc
 import time
 
 import numpy as np
@@ -182,6 +183,18 @@ class Launch:
             gpusim.errors.KernelFault: a functional fault, a deadlock, an endless loop, or more than
                 ``max_cycles`` cycles.
         """
+        # The cyclic garbage collector is off while the launch runs (host-side, no timing effect): its
+        # full passes walk every queued outcome (millions of objects; a fifth of a matmul's run), and
+        # the run makes almost no cyclic garbage (a retired CTA drops its warps, SM._warp_exit).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self) -> int:
         self.first_wave = Process(self.env, self.dispatcher.first_wave(self.sms))
         limit_at = self.env.now + self.max_cycles
         while not self.env.stopped:

@@ -284,7 +284,8 @@ class Scheduler:
         self.lrr = type(self.policy) is LRR
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
-        self.env.urgent(self._run, 0)
+        self._wake = self._run  # the bound method, made once
+        self.env.urgent(self._wake, 0)
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
@@ -297,28 +298,29 @@ class Scheduler:
         env = self.env
         now = env.now
         issue = self.sm.issue
+        pick = self._pick
         while True:
-            w, t, reason = self._pick(now)
+            w, t, reason = pick(now)
             if w is None:
                 break
             cycles = issue(w, now, t, reason)
             if cycles or self.folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
                 self.folded = 0
                 self.token = token = token + 1
-                env.at(now + max(cycles, 1), self._run, token)
+                env.at(now + cycles if cycles > 1 else now + 1, self._wake, token)
                 return
             self.folded += 1
         self.sleep_until = t
         self.token = token = token + 1
         if t != INF:
-            env.at(math.ceil(t), self._run, token)
+            env.at(math.ceil(t), self._wake, token)
 
     def wake(self, t: float) -> None:
         """Something may issue at cycle ``t``: end a longer sleep."""
         if self.sleep_until is not None and t < self.sleep_until:
             self.sleep_until = None
             self.token += 1
-            self.env.urgent(self._run, self.token)
+            self.env.urgent(self._wake, self.token)
 
     # ---------------------------------------------------------------- selection
     def ready_at(self, w: Warp) -> tuple[float, str]:
@@ -348,13 +350,17 @@ class Scheduler:
         (:meth:`ready_at`, inlined), or ``(None, the earliest cycle a warp can issue, "")``."""
         t_next = INF
         unit_free = self.unit_free
-        later = []
+        later = False
         last = self.last
         if self.lrr:  # LRR.order, inlined
             order = self.warps
-            if last is not None and not last.done and last in order:
-                i = order.index(last) + 1
-                order = order[i:] + order[:i]
+            if last is not None and not last.done:
+                try:
+                    i = order.index(last) + 1
+                except ValueError:  # not among them
+                    pass
+                else:
+                    order = order[i:] + order[:i]
         elif self.gto:  # GTO.order, inlined
             order = self.warps if last is None or last.done else [last] + self.warps
         else:
@@ -362,7 +368,7 @@ class Scheduler:
         for w in order:
             dep = w.dep_ready
             if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
-                later.append(w)
+                later = True
                 continue
             timed = w.timed
             u = unit_free[timed.unit] if timed.slots else 0
@@ -392,13 +398,26 @@ class Scheduler:
                 return w, t, reason
             if t < t_next:
                 t_next = t
-        if later:
-            ready_at = self.ready_at
-            for w in later:
-                if w.dep_ready < t_next:  # ready_at(w) >= dep_ready
-                    t = ready_at(w)[0]
-                    if t < t_next:
-                        t_next = t
+        if later:  # the warps whose operands were not ready, in order
+            sm = self.sm
+            for w in order:
+                t = w.dep_ready
+                if t <= now or t >= t_next:  # ready_at(w) >= dep_ready
+                    continue
+                if w.waiting or w.pc == DONE:  # ready_at(w) is INF
+                    continue
+                timed = w.timed  # ready_at(w)[0], inlined
+                if timed.slots:
+                    u = unit_free[timed.unit]
+                    if u > t:
+                        t = u
+                queue = timed.queue
+                if queue:
+                    q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
+                    if q > t:
+                        t = q
+                if t < t_next:
+                    t_next = t
         return None, t_next, ""
 
 
@@ -463,6 +482,7 @@ class SM:
             self.free_slots.extend(cta.slots)
             self.free_slots.sort()
             self.launch.cta_done(self, cta, now)
+            cta.warps = []  # no reference cycle left: the CTA, its warps and its stepper are freed without the GC
 
     # ---------------------------------------------------------------- issue
     def issue(self, w: Warp, now: int, t_ready: float, reason: str) -> int:
