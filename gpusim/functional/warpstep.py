@@ -335,20 +335,22 @@ def cta_specific(kernel: Kernel) -> bool:
 def _split_accesses(accesses: list[Access], warps: np.ndarray) -> list[list[Access]]:
     """The accesses of a batch, split by warp: one list per entry of ``warps``
     (ascending warp indices); lanes are in ascending order in every access."""
-    out: list[list[Access]] = [[] for _ in range(warps.size)]
+    n = warps.size
+    out: list[list[Access]] = [[] for _ in range(n)]
     for a in accesses:
         wl = a.lanes >> 5
         lo = np.searchsorted(wl, warps).tolist()
         hi = np.searchsorted(wl, warps, side="right").tolist()
+        op, space, addrs, lanes, width, wwf = a.op, a.space, a.addrs, a.lanes, a.width, a.warp_wavefronts
+        if wwf is None:
+            for i, b, e in zip(range(n), lo, hi):
+                if b != e:
+                    out[i].append(Access(op, space, addrs[b:e], lanes[b:e], width))
+            continue
+        wfl = wwf.tolist()
         row = 0
-        for i in range(warps.size):
-            b, e = lo[i], hi[i]
-            if b == e:
-                continue
-            if a.warp_wavefronts is None:
-                out[i].append(Access(a.op, a.space, a.addrs[b:e], a.lanes[b:e], a.width))
-            else:
-                wf = a.warp_wavefronts[row:row + 1]
-                out[i].append(Access(a.op, a.space, a.addrs[b:e], a.lanes[b:e], a.width, int(wf[0]), wf))
-            row += 1
+        for i, b, e in zip(range(n), lo, hi):
+            if b != e:
+                out[i].append(Access(op, space, addrs[b:e], lanes[b:e], width, wfl[row], wwf[row:row + 1]))
+                row += 1
     return out

@@ -433,6 +433,8 @@ class SM:
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
         self.shared_free = 0
+        shared = cfg.shared  # shared memory's data stage: bytes a cycle, latency, extra latency a conflict
+        self.shared_cost = (shared.bytes_per_cycle, shared.conflict_latency_cycles - 1, shared.latency_cycles)
         self.atom_kinds: dict[int, tuple[bool, bool]] = {}   # _atom_kind's cache
         self.unused_atoms: frozenset[int] | None = None
         self.barrier_free = 0.0     # when the barrier unit may count the next warp's arrival
@@ -770,12 +772,20 @@ class SM:
                     wf = _warp_wavefronts(acc, acc.addrs.astype(np.int64) & -vector, vector, True)
                 elif wf is None:  # shared atomics: read and write the words of a store pattern
                     wf = 2 * _warp_wavefronts(acc, acc.addrs, max(4, acc.width), False)
-                t0 = max(now, self.shared_free)
+                t0 = self.shared_free
+                if t0 < now:
+                    t0 = now
                 self.shared_free = t0 + wf
-                shared = launch.cfg.shared
-                ideal = -(-len(acc.lanes) * max(vector, acc.width) // shared.bytes_per_cycle)  # conflict-free
-                extra = max(wf - max(ideal, 1), 0) * (shared.conflict_latency_cycles - 1)
-                done = max(done, t0 + max(wf, 1) - 1 + extra + shared.latency_cycles)
+                per_cycle, conflict, latency = self.shared_cost
+                width = acc.width
+                ideal = -(-len(acc.lanes) * (vector if vector > width else width) // per_cycle)  # conflict-free
+                if ideal < 1:
+                    ideal = 1
+                t = t0 + latency + (wf - 1 if wf > 1 else 0)
+                if wf > ideal:
+                    t += (wf - ideal) * conflict
+                if t > done:
+                    done = t
                 continue
             a = acc.addrs
             if acc.space == "local":
