@@ -239,7 +239,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event", "cp", "wg", "cand", "cord", "cdone")
+                 "event", "cp", "wg", "cand", "cord", "cdone", "sidx")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -262,6 +262,7 @@ class Warp:
         self.cand: list[int] | None = None  # SM._sass_next's candidates (PCs), their orders, and
         self.cord: list[int] = []  # whether a queued outcome outside their region ends them
         self.cdone = False
+        self.sidx = 0  # its index in its scheduler's warps (Scheduler.changed)
 
 
 class Scheduler:
@@ -273,6 +274,7 @@ class Scheduler:
         launch = sm.launch
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
+        self.ring: list[Warp] = []  # warps + warps (changed())
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
@@ -286,6 +288,13 @@ class Scheduler:
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
         self._wake = self._run  # the bound method, made once
         self.env.urgent(self._wake, 0)
+
+    def changed(self) -> None:
+        """Its warps changed (a warp was added or exited): note each warp's place in them."""
+        warps = self.warps
+        for i, w in enumerate(warps):
+            w.sidx = i
+        self.ring = warps + warps  # the warps twice: LRR's order is a slice of it
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
@@ -354,13 +363,9 @@ class Scheduler:
         last = self.last
         if self.lrr:  # LRR.order, inlined
             order = self.warps
-            if last is not None and not last.done:
-                try:
-                    i = order.index(last) + 1
-                except ValueError:  # not among them
-                    pass
-                else:
-                    order = order[i:] + order[:i]
+            if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
+                i = last.sidx + 1
+                order = self.ring[i:i + len(order)]  # warps[i:] + warps[:i]
         elif self.gto:  # GTO.order, inlined
             order = self.warps if last is None or last.done else [last] + self.warps
         else:
@@ -463,6 +468,7 @@ class SM:
                 continue
             cta.warps.append(w)
             sched.warps.append(w)
+            sched.changed()
             sched.wake(now)
         cta.live_warps = len(cta.warps)
         cta.start = now
@@ -472,6 +478,7 @@ class SM:
     def _warp_exit(self, w: Warp, now: int) -> None:
         w.done = True
         w.sched.warps.remove(w)
+        w.sched.changed()
         self._mark(now, -1)
         # The warp was resident in the cycle it issued its exit too (the stall states tile it).
         self.warp_cycles += 1
