@@ -63,7 +63,7 @@ from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import partial_sectors, shared_wavefronts
 from gpusim.timing.context import LaunchContext
 from gpusim.timing.decode import unused_atom_results
-from gpusim.timing.memsys import LOCAL_BASE
+from gpusim.timing.memsys import LOCAL_BASE, _lines
 from gpusim.timing.policies import GTO, LRR, make_policy
 from isa.opcodes import Kind
 
@@ -167,6 +167,31 @@ def _data_wavefronts(addrs: np.ndarray, acc) -> int:
     (``validation/probes/l1_stride.py``)."""
     rel = (addrs - (addrs.min() & ~np.uint64(127))).astype(np.int64)
     return _wavefronts(acc.lanes & 31, rel, max(1, acc.width), True)
+
+
+#: Global load patterns seen (:func:`_load_pattern`); host-side, no timing effect.
+_LD_CACHE: dict = {}
+
+
+def _load_pattern(addrs: np.ndarray, acc, base: int) -> tuple[int, int, list[int], list[int], int]:
+    """A warp's global load at byte ``addrs`` (uint64, one per lane of ``acc``), relative to
+    ``base`` (its lowest address rounded down to 128 bytes): (sectors, the lowest sector, the
+    lines (each minus ``base >> 7``) and 4-bit sector masks of ``memsys._lines``, the data stage's
+    wavefronts, :func:`_data_wavefronts`). They depend only on the lanes and the addresses
+    relative to ``base``, so they are cached under those."""
+    rel = addrs - np.uint64(base)
+    lanes = acc.lanes & 31
+    key = (lanes.tobytes(), rel.tobytes(), acc.width)
+    got = _LD_CACHE.get(key)
+    if got is None:
+        sectors = np.unique(rel >> np.uint64(5)).astype(np.int64)
+        lines, masks = _lines(sectors)
+        got = (len(sectors), int(sectors[0]), lines, masks,
+               _wavefronts(lanes, rel.astype(np.int64), max(1, acc.width), True))
+        if len(_LD_CACHE) >= _WF_CACHE_MAX:
+            _LD_CACHE.clear()
+        _LD_CACHE[key] = got
+    return got
 
 
 class CTA:
@@ -800,10 +825,17 @@ class SM:
                 gw = np.uint64(w.cta.block * launch.grid.warps_per_block + w.wid)
                 words = np.uint64(max(1, -(-launch.kernel.local_bytes // 4)))
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
+            if acc.op == "ld" and acc.space != "local":
+                base = int(a.min()) & ~127
+                n, first, lines, masks, wf = _load_pattern(a, acc, base)
+                t = mem.load_lines(self.index, now, [(base >> 7) + line for line in lines], list(masks), n,
+                                   (base >> 5) + first, w.timed.cache_l1, wf)
+                if t > done:
+                    done = t
+                continue
             sectors = np.unique(a >> np.uint64(5)).astype(np.int64)
-            if acc.op == "ld":
-                wf = None if acc.space == "local" else _data_wavefronts(a, acc)  # local: lane-interleaved
-                t = mem.load(self.index, now, sectors, w.timed.cache_l1, wf)
+            if acc.op == "ld":  # local: its lanes' words interleaved, no data-stage wavefronts
+                t = mem.load(self.index, now, sectors, w.timed.cache_l1, None)
             elif acc.op == "st":
                 part = partial_sectors(a, acc.width, len(sectors)) if acc.space == "global" else ()
                 t = mem.store(self.index, now, sectors, part)
