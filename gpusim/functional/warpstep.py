@@ -128,15 +128,31 @@ class CTAStepper(ChunkExecutor):
         self.by_warp = self.pcs.reshape(-1, 32)
         self.live_by_warp = self.live.reshape(-1, 32)
         self.started = np.zeros(self.n_warps, np.bool_)
-        self.qlen = np.zeros(self.n_warps, np.int64)  # len(queued[w]), kept as an array
+        self.qlen = np.zeros(self.n_warps, np.int64)  # len(queued[w]) while running ahead
         self.ran = 0  # warp instructions executed (batches), for the watchdog
+        self.prestarted = False  # prestart() was called
+        self.pending: set[int] = set()  # CTAs started since the last run-ahead (prestart mode)
 
     def start(self, cta: int) -> int:
         """Let the warps of the group's CTA ``cta`` (0-based in the group) run: a CTA not started
         never executes an instruction here. Returns the index of its first warp."""
         wpb = self.grid.warps_per_block
         self.started[cta * wpb:(cta + 1) * wpb] = True
+        if self.prestarted:
+            self.pending.add(cta)
         return cta * wpb
+
+    def prestart(self) -> None:
+        """Let the warps of every CTA of the group run ahead from now on, before :meth:`start`
+        names them (denser vectorised steps; the caller guarantees that the order in which the
+        group's CTAs execute cannot change a result, e.g. no CTA reads what another writes).
+
+        What :meth:`step` returns, and what each started warp has queued when it steps, stays
+        as without it: a CTA started later has its warps' queues filled when it would have
+        been, by the first run-ahead after its start (its first step runs one when no other
+        warp's did), so a warp's queue never holds more than it would have."""
+        self.started[:] = True
+        self.prestarted = True
 
     def warp_pc(self, w: int) -> int:
         """The next PC of warp ``w`` (:data:`DONE` if none of its lanes can run)."""
@@ -158,7 +174,6 @@ class CTAStepper(ChunkExecutor):
         """
         q = self.queued[w]
         if index:
-            self.qlen[w] -= 1
             t = q[index]
             del q[index]
             return t
@@ -172,7 +187,8 @@ class CTAStepper(ChunkExecutor):
                     self._step_batch(pc, np.array([w]))
             else:
                 self._step_batch(pc, np.array([w]))
-        self.qlen[w] -= 1
+        elif self.pending and w // self.grid.warps_per_block in self.pending:
+            self._run_ahead()  # its queue was filled ahead of its start: top up the others as then
         return q.popleft()
 
     def _run_ahead(self, cap: int | None = MAX_AHEAD) -> None:
@@ -183,6 +199,8 @@ class CTAStepper(ChunkExecutor):
         and not before a live warp of the group that is behind has caught up."""
         if self.on_run_ahead is not None:
             self.on_run_ahead()
+        self.pending.clear()
+        self.qlen = np.fromiter(map(len, self.queued), np.int64, self.n_warps)
         by_warp = self.by_warp
         n = len(self.instrs)
         may_run = self.batchable
@@ -317,20 +335,22 @@ def cta_specific(kernel: Kernel) -> bool:
 def _split_accesses(accesses: list[Access], warps: np.ndarray) -> list[list[Access]]:
     """The accesses of a batch, split by warp: one list per entry of ``warps``
     (ascending warp indices); lanes are in ascending order in every access."""
-    out: list[list[Access]] = [[] for _ in range(warps.size)]
+    n = warps.size
+    out: list[list[Access]] = [[] for _ in range(n)]
     for a in accesses:
         wl = a.lanes >> 5
         lo = np.searchsorted(wl, warps).tolist()
         hi = np.searchsorted(wl, warps, side="right").tolist()
+        op, space, addrs, lanes, width, wwf = a.op, a.space, a.addrs, a.lanes, a.width, a.warp_wavefronts
+        if wwf is None:
+            for i, b, e in zip(range(n), lo, hi):
+                if b != e:
+                    out[i].append(Access(op, space, addrs[b:e], lanes[b:e], width))
+            continue
+        wfl = wwf.tolist()
         row = 0
-        for i in range(warps.size):
-            b, e = lo[i], hi[i]
-            if b == e:
-                continue
-            if a.warp_wavefronts is None:
-                out[i].append(Access(a.op, a.space, a.addrs[b:e], a.lanes[b:e], a.width))
-            else:
-                wf = a.warp_wavefronts[row:row + 1]
-                out[i].append(Access(a.op, a.space, a.addrs[b:e], a.lanes[b:e], a.width, int(wf[0]), wf))
-            row += 1
+        for i, b, e in zip(range(n), lo, hi):
+            if b != e:
+                out[i].append(Access(op, space, addrs[b:e], lanes[b:e], width, wfl[row], wwf[row:row + 1]))
+                row += 1
     return out

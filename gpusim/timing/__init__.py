@@ -1,18 +1,19 @@
 """The timing engine: WHEN a kernel's instructions execute, cycle by cycle, on a
-SimPy discrete-event model of the GPU.
+discrete-event model of the GPU (SimPy's event order, its own event loop).
 
 Modules: ``decode`` (per-PC unit, latency, register dependences), ``memsys``
 (sectored L1/L2 and DRAM: caches and bandwidth servers), ``policies`` (warp
 selection policies by registered name), ``sm`` (warp schedulers, scoreboards,
 pipes, shared-memory data stage, stall accounting), ``dispatch`` (the CTA
 dispatcher: the block scheduler), ``context`` (what an SM sees of its launch),
-``gpu`` (the launch: components composed, the SimPy run, metrics under Nsight
+``eventloop`` (the cycles and what is scheduled at them, in SimPy's order),
+``gpu`` (the launch: components composed, the event loop's run, metrics under Nsight
 Compute names),
 ``sampling`` (the entry point: a launch in detail, or a slice of SMs and
 waves with the rest of the grid run functionally and its timing extrapolated).
 Values are computed once, by the functional engine, when an instruction
 issues (:mod:`gpusim.functional.warpstep`); this package consumes only the
-outcome. Imports simpy, numpy, isa, gpusim.config, gpusim.occupancy,
+outcome. Imports numpy, isa, gpusim.config, gpusim.occupancy,
 gpusim.memmodel and gpusim.functional; never cupy.
 """
 

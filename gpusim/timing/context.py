@@ -16,11 +16,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
-    import simpy
-
     from gpusim.config import GPUConfig
     from gpusim.functional.engine import Grid
     from gpusim.timing.decode import Timed
+    from gpusim.timing.eventloop import EventLoop
     from gpusim.timing.memsys import MemorySystem
     from isa.ir import Kernel
 
@@ -31,7 +30,7 @@ class LaunchContext(Protocol):
     """One kernel launch, as its SMs use it.
 
     Attributes:
-        env: the SimPy environment (one time unit = one SM cycle).
+        env: the event loop (:class:`gpusim.timing.eventloop.EventLoop`; one time unit = one SM cycle).
         cfg: the GPU configuration.
         kernel, grid: the kernel and its launch shape.
         timed: per PC, the decoded timing of the instruction (:mod:`gpusim.timing.decode`);
@@ -49,7 +48,7 @@ class LaunchContext(Protocol):
             (:func:`gpusim.timing.decode.aggregated_atoms`).
     """
 
-    env: simpy.Environment
+    env: EventLoop
     cfg: GPUConfig
     kernel: Kernel
     grid: Grid

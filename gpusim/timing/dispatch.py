@@ -12,7 +12,8 @@ twice or past the grid) and started, after the waits, by the ``start`` callback 
 gives (:meth:`gpusim.timing.gpu.Launch` builds the CTA's warps on the SM).
 
 It does not know what a CTA executes or when it retires (the SM tells the launch, which
-calls :meth:`CTADispatcher.refill`). Imports simpy and numpy only; never cupy.
+calls :meth:`CTADispatcher.refill`). Imports numpy and the timing package's ``eventloop`` only;
+never simpy or cupy.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
-import simpy
+
+from gpusim.timing.eventloop import EventLoop, Process
 
 __all__ = ["CTADispatcher"]
 
@@ -30,7 +32,7 @@ class CTADispatcher:
     """The block scheduler of one launch.
 
     Args:
-        env: the launch's SimPy environment (cycles).
+        env: the launch's event loop (:class:`gpusim.timing.eventloop.EventLoop`, cycles).
         cfg: the GPU configuration (``launch_overhead_cycles``, ``cta_dispatch_cycles``,
             ``sm.cta_launch_cycles``; cycles).
         blocks_per_sm: CTAs resident per SM at most (the launch's occupancy, >= 1).
@@ -44,7 +46,7 @@ class CTADispatcher:
         free: the cycle (possibly fractional) the block scheduler may dispatch the next CTA.
     """
 
-    def __init__(self, env: simpy.Environment, cfg: Any, blocks_per_sm: int, blocks: np.ndarray,
+    def __init__(self, env: EventLoop, cfg: Any, blocks_per_sm: int, blocks: np.ndarray,
                  start: Callable[[Any, int, int], None]):
         self.env, self.blocks, self.blocks_per_sm, self._start = env, blocks, blocks_per_sm, start
         self.overhead = cfg.launch_overhead_cycles
@@ -67,13 +69,13 @@ class CTADispatcher:
         self.free = t + self.interval
         wait = int(np.ceil(t)) - self.env.now
         if wait > 0:
-            yield self.env.timeout(wait)
+            yield wait
 
     def first_wave(self, sms: Iterable[Any]):
-        """A SimPy process: after the launch overhead, fill every SM of ``sms`` up to
+        """A process (:class:`gpusim.timing.eventloop.Process`): after the launch overhead, fill every SM of ``sms`` up to
         ``blocks_per_sm`` CTAs, one CTA per SM per round, at the block scheduler's rate."""
         sms = list(sms)
-        yield self.env.timeout(self.overhead)
+        yield self.overhead
         for _ in range(self.blocks_per_sm):
             for sm in sms:
                 if self.next_block < self.limit:
@@ -87,10 +89,10 @@ class CTADispatcher:
         dispatch (``next_block == limit``)."""
         if self.next_block >= self.limit:
             return False
-        self.env.process(self._delayed_start(sm, self.take()))
+        Process(self.env, self._delayed_start(sm, self.take()))
         return True
 
     def _delayed_start(self, sm: Any, b: int):
-        yield self.env.timeout(self.relaunch)
+        yield self.relaunch
         yield from self._slot()
         self._start(sm, b, self.env.now)

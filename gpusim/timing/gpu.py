@@ -1,5 +1,5 @@
 """A timing-mode launch: the GPU built from its configuration, the CTA
-dispatcher, the SimPy run, and the launch's metrics.
+dispatcher, the event loop's run, and the launch's metrics.
 
 Owns: :class:`Launch` (one kernel launch on the timing model; it implements
 :class:`gpusim.timing.context.LaunchContext`, what the SMs see of it) and
@@ -9,25 +9,26 @@ when), the SMs with their warp schedulers (:mod:`gpusim.timing.sm`, the selectio
 policy from :mod:`gpusim.timing.policies`) and the memory hierarchy
 (:class:`gpusim.timing.memsys.MemorySystem`); it owns the functional steppers of
 the CTAs, the CTAs' retirement and the launch's metrics. A warp idles only as long
-as something keeps it from issuing: SimPy wakes schedulers at the cycles they can
-issue again, so idle time is skipped rather than ticked.
+as something keeps it from issuing: the event loop (:mod:`gpusim.timing.eventloop`) wakes
+schedulers at the cycles they can issue again, so idle time is skipped rather than ticked.
 
-Imports simpy, numpy, gpusim.config, gpusim.occupancy, gpusim.functional and
+Imports numpy, gpusim.config, gpusim.occupancy, gpusim.functional and
 the timing package's own modules (``sm`` never imports this module); never cupy.
 """
 
 from __future__ import annotations
 
+import gc
 import time
 
 import numpy as np
-import simpy
 
 from gpusim.config import GPUConfig
 from gpusim.errors import KernelFault
 from gpusim.functional.engine import Grid
 from gpusim.functional.launch import LaunchResult, memory_counters, split_counters
 from gpusim.functional.memory import GlobalMemory
+from gpusim.functional.parallel import serial_reason
 from gpusim.functional.warpstep import DONE as _DONE
 from gpusim.functional.warpstep import CTAStepper, cta_specific
 from gpusim.functional.watchdog import Watchdog, checkable, fingerprint
@@ -35,6 +36,7 @@ from gpusim.occupancy import OccupancyResult, launch_carveout
 from gpusim.sass import KernelSass
 from gpusim.timing.decode import aggregated_atoms, decode
 from gpusim.timing.dispatch import CTADispatcher
+from gpusim.timing.eventloop import EventLoop, Process
 from gpusim.timing.memsys import MemorySystem
 from gpusim.timing.sm import CTA, REASONS, SM
 from isa.ir import Kernel
@@ -49,7 +51,7 @@ _IN_ORDER = (Kind.BRA, Kind.EXIT, Kind.BAR, Kind.FENCE)
 GROUP_THREADS = 8192
 #: Nsight Compute name of the warp-state sample count of a stall reason.
 STALL_METRIC = "smsp__pcsamp_warps_issue_stalled_{}"
-#: Cycles the SimPy run advances between two looks of the watchdog (host-side; no timing effect).
+#: Cycles the event loop advances between two looks of the watchdog (host-side; no timing effect).
 WATCH_CYCLES = 4096
 
 
@@ -83,7 +85,7 @@ class Launch:
                  blocks: np.ndarray | None = None, gpu_sms: int | None = None, sass: KernelSass | None = None):
         self.kernel, self.grid, self.params, self.memory = kernel, grid, params, memory
         self.dynamic_shared, self.cfg, self.occ, self.max_cycles = dynamic_shared, cfg, occ, max_cycles
-        self.env = simpy.Environment()
+        self.env = EventLoop()
         self.timed = decode(kernel, cfg, sass)
         self.aggregated_atoms = aggregated_atoms(kernel, sass)
         # Issue order inside straight-line regions: ptxas's (SASS listings only; see SM._sass_next).
@@ -115,11 +117,17 @@ class Launch:
         # warps of a whole group); kernels reading %smid or %warpid get a stepper per CTA.
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
         self.groups: dict[int, CTAStepper] = {}
+        #: Let every CTA of a stepper's group run ahead from the group's first dispatch (denser
+        #: vectorised steps), not only the dispatched ones: set when every CTA of the grid is
+        #: dispatched (not for the sampler's slice, whose undispatched CTAs must not run here) and
+        #: the kernel's CTAs cannot communicate while they run (``serial_reason``: no global
+        #: atomics, strong or volatile accesses, wide fences or clock reads), so no result can
+        #: tell the order in which CTAs execute. Host-side batching; no timing effect.
+        self.prestart = False
         self.retired = 0
         self.started = 0  # CTAs made resident so far
         self.watchdog = Watchdog(checkable(kernel))
         self.first_wave = None  # the dispatcher's first-wave process, once the run starts
-        self.done = self.env.event()
         # CTAs go to SMs in SM order first, so SMs beyond the grid's CTA count never get one.
         self.sms = [SM(self, i) for i in range(min(cfg.sm_count, self.dispatcher.limit))]
 
@@ -139,6 +147,8 @@ class Launch:
                                  slot0, lambda: self.env.now, n_blocks=n)
             stepper.on_run_ahead = self.watch
             self.groups[first] = stepper
+            if self.prestart:
+                stepper.prestart()
         return stepper, stepper.start(b - first)
 
     def _start_cta(self, sm: SM, b: int, now: int) -> None:
@@ -159,7 +169,7 @@ class Launch:
         if self.on_retire is not None:
             self.on_retire(now, self.retired, cta.block)
         if not self.dispatcher.refill(sm) and self.retired == self.dispatcher.next_block:
-            self.done.succeed()
+            self.env.stop()
 
     # ---------------------------------------------------------------- run
     def run(self) -> int:
@@ -173,9 +183,21 @@ class Launch:
             gpusim.errors.KernelFault: a functional fault, a deadlock, an endless loop, or more than
                 ``max_cycles`` cycles.
         """
-        self.first_wave = self.env.process(self.dispatcher.first_wave(self.sms))
+        # The cyclic garbage collector is off while the launch runs (host-side, no timing effect): its
+        # full passes walk every queued outcome (millions of objects; a fifth of a matmul's run), and
+        # the run makes almost no cyclic garbage (a retired CTA drops its warps, SM._warp_exit).
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _run(self) -> int:
+        self.first_wave = Process(self.env, self.dispatcher.first_wave(self.sms))
         limit_at = self.env.now + self.max_cycles
-        while not self.done.triggered:
+        while not self.env.stopped:
             if self.env.now >= limit_at:
                 self._stuck(f"watchdog: no completion after {self.max_cycles:,} cycles (max_cycles); it is "
                             f"probably stuck in a loop", limit="max_cycles")
@@ -183,7 +205,7 @@ class Launch:
             if self.env.peek() == float("inf"):  # no event left although CTAs remain
                 self._stuck("deadlock: no warp can ever issue again", limit=None)
             until = min(limit_at, self.env.now + WATCH_CYCLES)
-            self.env.run(until=self.done | self.env.timeout(until - self.env.now))
+            self.env.run(until)
         # The kernel completes once its last CTA has retired and its last write is performed.
         return max(int(self.env.now), int(np.ceil(self.mem.writes_done)))
 
@@ -284,6 +306,7 @@ def run_detailed(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalM
     """
     t0 = time.perf_counter()
     launch = Launch(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass=sass)
+    launch.prestart = serial_reason(kernel) is None
     cycles = launch.run()
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
     warps, threads = launch.counters

@@ -938,11 +938,17 @@ class MemorySystem:
         """A warp's global (or local) load on SM ``sm`` at cycle ``now``; returns the cycle its data
         is ready (:meth:`L1.load`)."""
         lines, masks = _lines(sectors)
+        return self.load_lines(sm, now, lines, masks, len(sectors), int(sectors[0]), cache_l1, wavefronts)
+
+    def load_lines(self, sm: int, now: int, lines: list[int], masks: list[int], n_sectors: int, first: int,
+                   cache_l1: bool = True, wavefronts: int | None = None) -> float:
+        """:meth:`load` of the sectors already grouped into ``lines``/``masks`` (:func:`_lines`):
+        ``n_sectors`` of them, the lowest ``first``."""
         c = self.count
-        c["l1_ld_sectors"] += len(sectors)
+        c["l1_ld_sectors"] += n_sectors
         dram_before = c["dram_read_bytes"]
         done = self.l1(sm).load(now, lines, masks, cache_l1, wavefronts, self.served)
-        if sectors[0] < _LOCAL_SECTOR:
+        if first < _LOCAL_SECTOR:
             c["dram_read_bytes_global_ld"] += c["dram_read_bytes"] - dram_before
         return done
 

@@ -46,8 +46,9 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   warps and cycles these are what ``smsp__pcsamp_warps_issue_stalled_<reason>``
   samples, with every cycle sampled.
 
-Imports simpy, numpy, gpusim.functional, gpusim.memmodel and the timing
-package's ``context``, ``memsys`` and ``policies``; never ``gpu`` (the launch is seen
+Imports numpy, gpusim.functional, gpusim.memmodel and the timing
+package's ``context``, ``memsys`` and ``policies``; never simpy (the schedulers are processes of
+:class:`gpusim.timing.eventloop.EventLoop`, reached through the launch); never ``gpu`` (the launch is seen
 through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 """
 
@@ -57,14 +58,13 @@ import math
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
-import simpy
 
 from gpusim.functional.warpstep import DONE
 from gpusim.memmodel import partial_sectors, shared_wavefronts
 from gpusim.timing.context import LaunchContext
 from gpusim.timing.decode import unused_atom_results
-from gpusim.timing.memsys import LOCAL_BASE
-from gpusim.timing.policies import make_policy
+from gpusim.timing.memsys import LOCAL_BASE, _lines
+from gpusim.timing.policies import GTO, LRR, make_policy
 from isa.opcodes import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,6 +79,7 @@ REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scorebo
 _R = {r: i for i, r in enumerate(REASONS)}
 #: Folded (zero-cycle) instructions a scheduler issues in one cycle before time moves on (a guard).
 _MAX_FOLDED = 64
+_BRA, _BAR, _WGMMA, _CPASYNC, _FENCE = Kind.BRA, Kind.BAR, Kind.WGMMA, Kind.CPASYNC, Kind.FENCE
 #: Queued outcomes of a warp the scheduler looks through for the one ptxas scheduled first (a
 #: bound on the search, not a hardware fact: the suite's straight-line regions are shorter).
 _WINDOW = 32
@@ -127,14 +128,36 @@ class IssueEvent(NamedTuple):
     slots: int = 1
 
 
+#: Wavefront counts of warp access patterns seen (:func:`_wavefronts`); host-side, no timing effect.
+_WF_CACHE: dict = {}
+_WF_CACHE_MAX = 1 << 16
+
+
+def _wavefronts(lanes: np.ndarray, addrs: np.ndarray, width: int, load: bool) -> int:
+    """Shared memory's wavefronts (§5, :func:`gpusim.memmodel.shared_wavefronts`) of one warp's
+    access by lanes ``lanes`` (0..31) at byte ``addrs``, ``width`` bytes a lane. The count depends
+    only on the addresses relative to an aligned 128-byte row (banks x bank bytes), so it is
+    cached under the lanes and those relative addresses."""
+    a = addrs.astype(np.int64)
+    a -= int(a.min()) & ~127
+    key = (lanes.tobytes(), a.tobytes(), width, load)
+    wf = _WF_CACHE.get(key)
+    if wf is None:
+        rows = np.zeros((1, 32), np.int64)
+        act = np.zeros((1, 32), np.bool_)
+        rows[0, lanes] = addrs  # the given addresses: a fault names them
+        act[0, lanes] = True
+        wf = int(shared_wavefronts(rows, width, load, act).wavefronts[0])
+        if len(_WF_CACHE) >= _WF_CACHE_MAX:
+            _WF_CACHE.clear()
+        _WF_CACHE[key] = wf
+    return wf
+
+
 def _warp_wavefronts(acc, addrs: np.ndarray, width: int, load: bool) -> int:
     """Shared memory's wavefronts (§5) of one warp's access ``acc`` at byte ``addrs`` (one per
     lane of ``acc.lanes``), ``width`` bytes a lane."""
-    rows = np.zeros((1, 32), np.int64)
-    act = np.zeros((1, 32), np.bool_)
-    rows[0, acc.lanes & 31] = addrs
-    act[0, acc.lanes & 31] = True
-    return int(shared_wavefronts(rows, width, load, act).wavefronts[0])
+    return _wavefronts(acc.lanes & 31, addrs, width, load)
 
 
 def _data_wavefronts(addrs: np.ndarray, acc) -> int:
@@ -142,12 +165,33 @@ def _data_wavefronts(addrs: np.ndarray, acc) -> int:
     rule (:func:`gpusim.memmodel.shared_wavefronts`) over the lanes' byte addresses, as the
     H100's ``l1tex__data_pipe_lsu_wavefronts.sum`` counts them for loads of 1 to 32 lines
     (``validation/probes/l1_stride.py``)."""
-    rows = np.zeros((1, 32), np.int64)
-    act = np.zeros((1, 32), np.bool_)
-    lane = acc.lanes & 31
-    rows[0, lane] = (addrs - (addrs.min() & ~np.uint64(127))).astype(np.int64)
-    act[0, lane] = True
-    return int(shared_wavefronts(rows, max(1, acc.width), True, act).wavefronts[0])
+    rel = (addrs - (addrs.min() & ~np.uint64(127))).astype(np.int64)
+    return _wavefronts(acc.lanes & 31, rel, max(1, acc.width), True)
+
+
+#: Global load patterns seen (:func:`_load_pattern`); host-side, no timing effect.
+_LD_CACHE: dict = {}
+
+
+def _load_pattern(addrs: np.ndarray, acc, base: int) -> tuple[int, int, list[int], list[int], int]:
+    """A warp's global load at byte ``addrs`` (uint64, one per lane of ``acc``), relative to
+    ``base`` (its lowest address rounded down to 128 bytes): (sectors, the lowest sector, the
+    lines (each minus ``base >> 7``) and 4-bit sector masks of ``memsys._lines``, the data stage's
+    wavefronts, :func:`_data_wavefronts`). They depend only on the lanes and the addresses
+    relative to ``base``, so they are cached under those."""
+    rel = addrs - np.uint64(base)
+    lanes = acc.lanes & 31
+    key = (lanes.tobytes(), rel.tobytes(), acc.width)
+    got = _LD_CACHE.get(key)
+    if got is None:
+        sectors = np.unique(rel >> np.uint64(5)).astype(np.int64)
+        lines, masks = _lines(sectors)
+        got = (len(sectors), int(sectors[0]), lines, masks,
+               _wavefronts(lanes, rel.astype(np.int64), max(1, acc.width), True))
+        if len(_LD_CACHE) >= _WF_CACHE_MAX:
+            _LD_CACHE.clear()
+        _LD_CACHE[key] = got
+    return got
 
 
 class CTA:
@@ -220,7 +264,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event", "cp", "wg")
+                 "event", "cp", "wg", "cand", "cord", "cdone", "sidx")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -240,16 +284,22 @@ class Warp:
         self.event: tuple[list, int] | None = None  # the expansion's stall segments so far and its active threads
         self.cp = AsyncGroups()  # the warp's cp.async copies
         self.wg = AsyncGroups()  # its wgmma.mma_async
+        self.cand: list[int] | None = None  # SM._sass_next's candidates (PCs), their orders, and
+        self.cord: list[int] = []  # whether a queued outcome outside their region ends them
+        self.cdone = False
+        self.sidx = 0  # its index in its scheduler's warps (Scheduler.changed)
 
 
 class Scheduler:
-    """One warp scheduler (SM sub-partition): a SimPy process issuing instructions."""
+    """One warp scheduler (SM sub-partition): a process of the launch's event loop
+    (:class:`gpusim.timing.eventloop.EventLoop`) issuing instructions."""
 
     def __init__(self, sm: "SM", index: int):
         self.sm, self.index = sm, index
         launch = sm.launch
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
+        self.ring: list[Warp] = []  # warps + warps (changed())
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
@@ -257,37 +307,54 @@ class Scheduler:
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.proc = self.env.process(self._run())
+        self.gto = type(self.policy) is GTO  # _pick inlines their orders
+        self.lrr = type(self.policy) is LRR
+        self.folded = 0  # folded instructions issued in this cycle so far
+        self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
+        self._wake = self._run  # the bound method, made once
+        self.env.urgent(self._wake, 0)
+
+    def changed(self) -> None:
+        """Its warps changed (a warp was added or exited): note each warp's place in them."""
+        warps = self.warps
+        for i, w in enumerate(warps):
+            w.sidx = i
+        self.ring = warps + warps  # the warps twice: LRR's order is a slice of it
 
     # ---------------------------------------------------------------- process
-    def _run(self):
+    def _run(self, token: int) -> None:
+        """Issue at the current cycle, then schedule the next wake-up: after the issue cycles of
+        what issued, or (nothing could issue) at the cycle something can, unless woken earlier
+        (:meth:`wake`)."""
+        if token != self.token:  # a wake-up superseded by an earlier one
+            return
+        self.sleep_until = None
         env = self.env
+        now = env.now
         issue = self.sm.issue
-        folded = 0
+        pick = self._pick
         while True:
-            now = env.now
-            w, t, reason = self._pick(now)
-            if w is not None:
-                cycles = issue(w, now, t, reason)
-                if cycles or folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
-                    folded = 0
-                    yield env.timeout(max(cycles, 1))
-                else:
-                    folded += 1
-                continue
-            t_next = t
-            self.sleep_until = t_next
-            try:
-                yield (env.event() if t_next == INF else env.timeout(int(np.ceil(t_next)) - now))
-            except simpy.Interrupt:
-                pass
-            self.sleep_until = None
+            w, t, reason = pick(now)
+            if w is None:
+                break
+            cycles = issue(w, now, t, reason)
+            if cycles or self.folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
+                self.folded = 0
+                self.token = token = token + 1
+                env.at(now + cycles if cycles > 1 else now + 1, self._wake, token)
+                return
+            self.folded += 1
+        self.sleep_until = t
+        self.token = token = token + 1
+        if t != INF:
+            env.at(math.ceil(t), self._wake, token)
 
     def wake(self, t: float) -> None:
         """Something may issue at cycle ``t``: end a longer sleep."""
         if self.sleep_until is not None and t < self.sleep_until:
             self.sleep_until = None
-            self.proc.interrupt()
+            self.token += 1
+            self.env.urgent(self._wake, self.token)
 
     # ---------------------------------------------------------------- selection
     def ready_at(self, w: Warp) -> tuple[float, str]:
@@ -314,27 +381,71 @@ class Scheduler:
 
     def _pick(self, now: int) -> tuple[Warp | None, float, str]:
         """The warp to issue at ``now`` with the cycle it became ready and what held it until then
-        (:meth:`ready_at`), or ``(None, the earliest cycle a warp can issue, "")``."""
+        (:meth:`ready_at`, inlined), or ``(None, the earliest cycle a warp can issue, "")``."""
         t_next = INF
-        ready_at = self.ready_at
         unit_free = self.unit_free
-        later = []
-        for w in self.policy.order(self.warps, self.last):
-            if w.dep_ready > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
-                later.append(w)
+        later = False
+        last = self.last
+        if self.lrr:  # LRR.order, inlined
+            order = self.warps
+            if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
+                i = last.sidx + 1
+                order = self.ring[i:i + len(order)]  # warps[i:] + warps[:i]
+        elif self.gto:  # GTO.order, inlined
+            order = self.warps if last is None or last.done else [last] + self.warps
+        else:
+            order = self.policy.order(self.warps, last)
+        for w in order:
+            dep = w.dep_ready
+            if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
+                later = True
                 continue
             timed = w.timed
             u = unit_free[timed.unit] if timed.slots else 0
-            if not timed.queue and u <= now:  # ready_at(w) <= now, inlined
-                return (w, u, "math_pipe_throttle") if u > w.dep_ready else (w, w.dep_ready, w.dep_reason)
-            t, reason = ready_at(w)
+            queue = timed.queue
+            if not queue:
+                if u <= now:
+                    return (w, u, "math_pipe_throttle") if u > dep else (w, dep, w.dep_reason)
+                if u < t_next and not (w.waiting or w.pc == DONE):  # ready_at(w) is u (else INF)
+                    t_next = u
+                continue
+            if w.waiting or w.pc == DONE:  # ready_at(w) is INF
+                continue
+            if u > dep:
+                t, reason = u, "math_pipe_throttle"
+            else:
+                t, reason = dep, w.dep_reason
+            sm = self.sm
+            if queue == "mio":
+                q = sm.shared_free - sm.mio_queue
+                if q > t:
+                    t, reason = q, "mio_throttle"
+            else:
+                q = sm.l1.free - sm.lg_queue
+                if q > t:
+                    t, reason = q, "lg_throttle"
             if t <= now:
                 return w, t, reason
             if t < t_next:
                 t_next = t
-        for w in later:
-            if w.dep_ready < t_next:  # ready_at(w) >= dep_ready
-                t = ready_at(w)[0]
+        if later:  # the warps whose operands were not ready, in order
+            sm = self.sm
+            for w in order:
+                t = w.dep_ready
+                if t <= now or t >= t_next:  # ready_at(w) >= dep_ready
+                    continue
+                if w.waiting or w.pc == DONE:  # ready_at(w) is INF
+                    continue
+                timed = w.timed  # ready_at(w)[0], inlined
+                if timed.slots:
+                    u = unit_free[timed.unit]
+                    if u > t:
+                        t = u
+                queue = timed.queue
+                if queue:
+                    q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
+                    if q > t:
+                        t = q
                 if t < t_next:
                     t_next = t
         return None, t_next, ""
@@ -352,6 +463,8 @@ class SM:
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
         self.shared_free = 0
+        shared = cfg.shared  # shared memory's data stage: bytes a cycle, latency, extra latency a conflict
+        self.shared_cost = (shared.bytes_per_cycle, shared.conflict_latency_cycles - 1, shared.latency_cycles)
         self.atom_kinds: dict[int, tuple[bool, bool]] = {}   # _atom_kind's cache
         self.unused_atoms: frozenset[int] | None = None
         self.barrier_free = 0.0     # when the barrier unit may count the next warp's arrival
@@ -380,6 +493,7 @@ class SM:
                 continue
             cta.warps.append(w)
             sched.warps.append(w)
+            sched.changed()
             sched.wake(now)
         cta.live_warps = len(cta.warps)
         cta.start = now
@@ -389,6 +503,7 @@ class SM:
     def _warp_exit(self, w: Warp, now: int) -> None:
         w.done = True
         w.sched.warps.remove(w)
+        w.sched.changed()
         self._mark(now, -1)
         # The warp was resident in the cycle it issued its exit too (the stall states tile it).
         self.warp_cycles += 1
@@ -401,6 +516,7 @@ class SM:
             self.free_slots.extend(cta.slots)
             self.free_slots.sort()
             self.launch.cta_done(self, cta, now)
+            cta.warps = []  # no reference cycle left: the CTA, its warps and its stepper are freed without the GC
 
     # ---------------------------------------------------------------- issue
     def issue(self, w: Warp, now: int, t_ready: float, reason: str) -> int:
@@ -411,16 +527,22 @@ class SM:
         sched = w.sched
         # Stall accounting for the cycles since the warp's previous issue.
         first = w.last_issue + 1
-        dep = min(max(w.dep_ready, first), now)
+        dep = w.dep_ready
+        if dep < first:
+            dep = first
+        if dep > now:
+            dep = now
         dep_reason = w.dep_reason
-        stalls = launch.stalls[w.timed.pc]
-        segs = [] if launch.events is not None else None
+        timed = w.timed
+        stalls = launch.stalls[timed.pc]
+        events = launch.events
+        segs = [] if events is not None else None
         if dep > first:
             stalls[_R[dep_reason]] += dep - first
             if segs is not None:
                 segs.append((first, dep, dep_reason))
         if reason != dep_reason and t_ready > dep:
-            end = min(t_ready, now)
+            end = t_ready if t_ready <= now else now  # min(t_ready, now)
             stalls[_R[reason]] += end - dep
             if segs is not None:
                 segs.append((dep, end, reason))
@@ -437,14 +559,14 @@ class SM:
         _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw, w.qidx)  # a Step
         if w.qidx:  # issued ahead of its turn: the warp's next instruction in program order is unchanged
             next_pc = cta.stepper.warp_pc(w.gw)
-        timed = w.timed
         slots = timed.slots
+        kind = timed.kind
         if timed.skip_slots and taken == active:  # an if-converted branch all threads took
             slots += timed.skip_slots
         if slots:
             stalls[0] += slots  # "selected"
             w.last_issue = now + slots - 1
-            if kind_is_wgmma := timed.kind is Kind.WGMMA:
+            if kind_is_wgmma := kind is _WGMMA:
                 start = max(now, sched.wgmma_free)  # queued behind the wgmmas before it; the warp goes on
                 sched.wgmma_free = start + timed.interval
             else:
@@ -455,20 +577,19 @@ class SM:
             w.last_issue = now - 1
         floor = now + slots
         done = (start if kind_is_wgmma else now) + timed.latency
-        kind = timed.kind
         served = None
         if accesses:
-            if launch.events is not None and timed.space not in ("shared", "local"):
+            if events is not None and timed.space not in ("shared", "local"):
                 served = launch.mem.served = {}
             done = self._memory(w, accesses, now)
             launch.mem.served = None
-        elif kind is Kind.BRA:
+        elif kind is _BRA:
             launch.branches += 1
             if 0 < taken < active:
                 launch.divergent_branches += 1
             floor = max(floor, now + timed.latency)
-        why = "branch_resolving" if kind is Kind.BRA else "wait"
-        if kind is Kind.CPASYNC or kind is Kind.WGMMA or kind is Kind.FENCE:
+        why = "branch_resolving" if kind is _BRA else "wait"
+        if kind is _CPASYNC or kind is _WGMMA or kind is _FENCE:
             ins = launch.kernel.instrs[timed.pc]
             groups = w.cp if kind is Kind.CPASYNC else w.wg if ins.op.startswith("wgmma.") else None
             t = groups.book(ins, done) if groups is not None else 0.0
@@ -481,12 +602,12 @@ class SM:
         else:
             for r in timed.writes:
                 w.pend[r] = (done, timed.reason)
-        if launch.events is not None and not timed.micro:
-            launch.events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
-                                            int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
-                                            served or None, slots))
+        if events is not None and not timed.micro:
+            events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
+                                     int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
+                                     served or None, slots))
         w.pc = next_pc
-        if kind is Kind.BAR:
+        if kind is _BAR:
             # the SM's barrier unit counts one warp's arrival at a time
             self.barrier_free = cta.counted = max(now, self.barrier_free) + launch.cfg.sm.barrier_arrive_cycles
             cta.arrived += active
@@ -573,24 +694,59 @@ class SM:
         scheduled first (:attr:`gpusim.sass.KernelSass.order`) among the next outcomes of the
         same straight-line region (:attr:`~gpusim.sass.KernelSass.block`), at most
         :data:`_WINDOW` ahead; a branch, barrier or exit issues only in program order. With
-        nothing queued, the warp's next PC."""
+        nothing queued, the warp's next PC.
+
+        The candidates (the PCs of the queue's first outcomes that qualify, ``w.cand``, with
+        their orders ``w.cord``) are kept between calls: each call takes one of them (the one
+        the warp issues next), and the list only grows at its end, from outcomes queued since,
+        until a queued outcome outside the region ends it (``w.cdone``)."""
         q = w.cta.stepper.queued[w.gw]
         if not q:
+            w.cand = None
             return 0, w.pc
         launch = self.launch
-        order, block, ends = launch.order, launch.block, launch.region_end
+        block = launch.block
         pc0 = q[0][0]
-        if pc0 >= len(block) or ends[pc0] or not launch.overtaken[pc0]:
+        if pc0 >= len(block) or launch.region_end[pc0]:
+            w.cand = None
             return 0, pc0
-        best, best_i, b, prev = order[pc0], 0, block[pc0], pc0
-        for i in range(1, min(len(q), _WINDOW)):
-            pc = q[i][0]
-            if pc <= prev or pc >= len(block) or block[pc] != b or ends[pc]:
-                break
-            if order[pc] < best:
-                best, best_i = order[pc], i
-            prev = pc
-        return best_i, q[best_i][0]
+        cand = w.cand
+        if not launch.overtaken[pc0]:  # no later PC of its region was scheduled before it
+            if cand is not None:
+                if cand[0] == pc0 and len(cand) > 1:
+                    del cand[0]
+                    del w.cord[0]
+                else:
+                    w.cand = None
+            return 0, pc0
+        order = launch.order
+        if cand is None or cand[0] != pc0:
+            cand = w.cand = [pc0]
+            cord = w.cord = [order[pc0]]
+            w.cdone = False
+        else:
+            cord = w.cord
+        if not w.cdone:
+            i, n = len(cand), min(len(q), _WINDOW)
+            if i < n:
+                ends, b, prev = launch.region_end, block[pc0], cand[-1]
+                while i < n:
+                    pc = q[i][0]
+                    if pc <= prev or pc >= len(block) or block[pc] != b or ends[pc]:
+                        w.cdone = True
+                        break
+                    cand.append(pc)
+                    cord.append(order[pc])
+                    prev = pc
+                    i += 1
+        best_i = cord.index(min(cord))
+        pc = cand[best_i]
+        if len(cand) == 1:
+            w.cand = None
+        else:
+            del cand[best_i]
+            del cord[best_i]
+        return best_i, pc
 
     def _release(self, cta: CTA, counted: float) -> int:
         """A barrier of ``cta`` completed (its last arrival counted at ``counted``): its waiting
@@ -647,12 +803,20 @@ class SM:
                     wf = _warp_wavefronts(acc, acc.addrs.astype(np.int64) & -vector, vector, True)
                 elif wf is None:  # shared atomics: read and write the words of a store pattern
                     wf = 2 * _warp_wavefronts(acc, acc.addrs, max(4, acc.width), False)
-                t0 = max(now, self.shared_free)
+                t0 = self.shared_free
+                if t0 < now:
+                    t0 = now
                 self.shared_free = t0 + wf
-                shared = launch.cfg.shared
-                ideal = -(-len(acc.lanes) * max(vector, acc.width) // shared.bytes_per_cycle)  # conflict-free
-                extra = max(wf - max(ideal, 1), 0) * (shared.conflict_latency_cycles - 1)
-                done = max(done, t0 + max(wf, 1) - 1 + extra + shared.latency_cycles)
+                per_cycle, conflict, latency = self.shared_cost
+                width = acc.width
+                ideal = -(-len(acc.lanes) * (vector if vector > width else width) // per_cycle)  # conflict-free
+                if ideal < 1:
+                    ideal = 1
+                t = t0 + latency + (wf - 1 if wf > 1 else 0)
+                if wf > ideal:
+                    t += (wf - ideal) * conflict
+                if t > done:
+                    done = t
                 continue
             a = acc.addrs
             if acc.space == "local":
@@ -660,10 +824,17 @@ class SM:
                 gw = np.uint64(w.cta.block * launch.grid.warps_per_block + w.wid)
                 words = np.uint64(max(1, -(-launch.kernel.local_bytes // 4)))
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
+            if acc.op == "ld" and acc.space != "local":
+                base = int(a.min()) & ~127
+                n, first, lines, masks, wf = _load_pattern(a, acc, base)
+                t = mem.load_lines(self.index, now, [(base >> 7) + line for line in lines], list(masks), n,
+                                   (base >> 5) + first, w.timed.cache_l1, wf)
+                if t > done:
+                    done = t
+                continue
             sectors = np.unique(a >> np.uint64(5)).astype(np.int64)
-            if acc.op == "ld":
-                wf = None if acc.space == "local" else _data_wavefronts(a, acc)  # local: lane-interleaved
-                t = mem.load(self.index, now, sectors, w.timed.cache_l1, wf)
+            if acc.op == "ld":  # local: its lanes' words interleaved, no data-stage wavefronts
+                t = mem.load(self.index, now, sectors, w.timed.cache_l1, None)
             elif acc.op == "st":
                 part = partial_sectors(a, acc.width, len(sectors)) if acc.space == "global" else ()
                 t = mem.store(self.index, now, sectors, part)
