@@ -135,8 +135,8 @@ def report(topo, out=sys.stdout) -> dict:
     """Print the Markdown tables for every machine of :func:`machines`; returns the MAEs
     ``{(machine, collective, world): mae}``."""
     scores = {}
-    for machine, topo, role in machines(topo):
-        rows = coll_errors(topo, machine)
+    for machine, mtopo, role in machines(topo):
+        rows = coll_errors(mtopo, machine)
         print(f"\n### Collectives, {machine} ({role})\n", file=out)
         print("| collective | W | bytes | measured us | model us | error | model algo/proto/channels |", file=out)
         print("|---|---|---|---|---|---|---|", file=out)
@@ -159,7 +159,7 @@ def report(topo, out=sys.stdout) -> dict:
                 if sel:
                     scores[(machine, coll, w)] = line(coll, w, sel)
         scores[(machine, "all", 0)] = line("all", "-", rows)
-        d = ddp_errors(topo, machine)
+        d = ddp_errors(mtopo, machine)
         print(f"\n### DDP steps, {machine} ({role})\n", file=out)
         print("| W | bucket_cap_mb | measured ms | model ms | error | buckets | exposed comm ms |", file=out)
         print("|---|---|---|---|---|---|---|", file=out)
