@@ -14,6 +14,8 @@ GPU-filling grid (8 CTAs of 256 threads per SM) making ``ITERS`` independent acc
 * ``wr_line``: a warp stores one whole random line;
 * ``red_rand``: ``atomicAdd`` with the result unused (``red.global.add.u32``);
 * ``cas_rand``: ``atomicCAS`` with the old value kept (``atom.global.cas.b32``), as hash inserts do;
+* ``rd_mod``, ``wr_mod``: ``rd_rand`` and ``wr_rand`` at ``hash mod words``, over 8-48 MiB (where
+  the L2 starts to miss);
 * ``rdwr_rand``, ``caswr_rand``, ``rdred_rand`` (at 4 MiB and 1 GiB): two kinds an iteration, at
   independent words: whether the kinds share the L2's request handling (time of the sum) or not
   (time of the slower);
@@ -106,6 +108,22 @@ extern "C" __global__ void cas_rand(unsigned* x, unsigned mask, unsigned iters, 
     out[t] = s;
 }
 
+// rd_rand / wr_rand over any number of words (hash mod words, not a mask).
+extern "C" __global__ void rd_mod(const unsigned* x, unsigned words, unsigned iters, unsigned* out)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x, s = 0;
+    for (unsigned i = 0; i < iters; ++i)
+        s += x[mix(t * iters + i) % words];
+    out[t] = s;
+}
+
+extern "C" __global__ void wr_mod(unsigned* x, unsigned words, unsigned iters, unsigned* out)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (unsigned i = 0; i < iters; ++i)
+        x[mix(t * iters + i) % words] = t;
+}
+
 // Mixed traffic (each iteration two accesses at independent random words): a load and a store,
 // a CAS and a store (a hash insert's claim and value), a load and a red.
 extern "C" __global__ void rdwr_rand(unsigned* x, unsigned mask, unsigned iters, unsigned* out)
@@ -161,6 +179,9 @@ KERNELS = ("rd_rand", "rd_line", "wr_rand", "wr_line", "red_rand", "cas_rand", "
 #: kernels of two access kinds an iteration, at these footprints (after the single kinds)
 MIXED = ("rdwr_rand", "caswr_rand", "rdred_rand")
 MIXED_FOOTPRINTS = (1 << 22, 1 << 30)
+#: footprints around the L2's size for ``rd_mod``/``wr_mod`` (random loads and stores at
+#: ``hash mod words``): where the L2 starts to miss
+CAPACITY_FOOTPRINTS = tuple(m << 20 for m in (8, 20, 24, 28, 40, 48))
 #: CTAs (one an SM) of the launches on fewer SMs, of FEW_SMS_BLOCK threads making 8x the accesses
 FEW_SMS = (16, 66)
 FEW_SMS_BLOCK = 1024
@@ -175,9 +196,10 @@ def _label(kernel: str, footprint: int) -> str:
 
 def launches(sm_count: int = 132) -> list[tuple[str, str, int, int, int, int]]:
     """``(label, kernel, footprint bytes, mask argument, iterations, CTAs)`` in launch order: every
-    kernel at every footprint, the mixed kernels (:data:`MIXED`), then the L2-resident kernels at 4 MiB on fewer SMs (``CTAS`` CTAs of
+    kernel at every footprint, the mixed kernels (:data:`MIXED`), the L2-resident kernels at 4 MiB on fewer SMs (``CTAS`` CTAs of
     ``FEW_SMS_BLOCK`` threads, one per SM: a limit per SM scales with the CTAs, one of the
-    L2 does not)."""
+    L2 does not), then ``rd_mod``/``wr_mod`` at :data:`CAPACITY_FOOTPRINTS` (``mask`` is then the
+    number of words)."""
     rows = []
     for fp in FOOTPRINTS:
         for k in KERNELS:
@@ -196,6 +218,9 @@ def launches(sm_count: int = 132) -> list[tuple[str, str, int, int, int, int]]:
             line = k.endswith("_line")
             rows.append((f"{_label(k, fp)} {ctas} CTAs", k, fp, fp // (128 if line else 4) - 1,
                          (LINE_ITERS if line else ITERS) * 8, ctas))
+    for fp in CAPACITY_FOOTPRINTS:
+        for k in ("rd_mod", "wr_mod"):
+            rows.append((_label(k, fp), k, fp, fp // 4, ITERS, sm_count * CTAS_PER_SM))
     return rows
 
 
