@@ -46,12 +46,19 @@ The model, with its sources (hardware-facts.md section numbers):
   GPU-wide request port, its slice's atomic unit (a hash of its 512 B granule, ASSUMED) and its
   addresses' previous updates (:meth:`L2.atomic`); without them lanes updating one address are
   applied one after the other, ``l2.atomic_serial_cycles`` each (ASSUMED 1).
+  Irregular access (``validation/probes/random_access.py``): an SM's L1 sends at most
+  ``l1.miss_requests_per_cycle`` line requests of loads a cycle, the L2 takes
+  ``l2.read_requests_per_cycle`` read requests a cycle GPU-wide, and with
+  ``l2.shared_request_port`` reads, writes and atomics take turns at one port, each request
+  holding it 1 / its kind's rate; stores and atomics wait while DRAM is booked more than
+  ``l2.writeback_queue_cycles`` ahead (:meth:`L2.backlog`).
 * DRAM (§2): a bandwidth server of ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (the
   sustained share of the peak: 0.886 measured on the H100 by a 1 GiB copy; reads alone
   ``dram.read_efficiency``, 0.93, writes what leaves a copy at 0.886) that moves
   ``dram.access_granularity_bytes`` (64 B on the H100: a missed 32 B sector
   fetches its aligned 64 B pair, MEAS §6 row "32i"); dirty L2 sectors are
-  written back on eviction (32 B each). Data still dirty when a kernel ends is
+  written back on eviction (32 B each). With ``dram.row_bytes`` it keeps ``dram.open_rows``
+  rows open, and a row not open costs an activation beside the bytes (:meth:`DRAM.activations`). Data still dirty when a kernel ends is
   not counted as written (the L2 keeps it). Its latency grows with its
   utilisation (``dram.queue_cycles``, the loaded-latency curve, :class:`DRAM`).
 * Latencies are the measured load-to-use figures of §3 (``l1.latency_cycles``,
@@ -228,6 +235,13 @@ class DRAM:
     rate; the H100 waits earlier: loads with 4 KiB to 16 KiB in flight per SM reach 41 % to 93 % of
     the sustained rate with 860 to 1,600 cycles a round trip (``validation/probes/cta_timeline.py``,
     ``benchmarks/results/memory_latency_h100.md``).
+
+    Rows (``dram.row_bytes`` set): an access also holds the server for each row it opens
+    (:meth:`activations`: ``1 / dram.row_activations_per_s`` a read, ``1 /
+    dram.write_row_activations_per_s`` a write-back; random 64 B reads over 1-8 GiB took 32-33 ps
+    each on the H100, ``validation/probes/random_access.py``); a stream opens one row per
+    ``row_bytes`` and its measured efficiency already includes that, so its bytes move that much
+    faster.
     """
 
     def __init__(self, cfg: GPUConfig, count: collections.Counter):
