@@ -2,8 +2,9 @@
 
 Owns: :func:`run_footprints`, a functional run of a range of CTAs (exactly as
 :func:`gpusim.functional.launch.run_blocks`) that also returns, per CTA, the
-distinct sectors its global loads and stores touched, each with the ordinal of
-the CTA's memory step that touched it first and whether it was a store. The
+distinct sectors its global loads, stores and atomics touched, each with the ordinal of
+the CTA's memory step that touched it first and whether it was a store (an atomic counts as a
+store of its whole sector: the L2 holds it dirty). The
 sampled timing model uses them to let the CTAs of the SMs it does not simulate
 fill the L2 (clean or dirty) as they would on the whole GPU
 (:mod:`gpusim.timing.sampling`). Imports numpy, isa, gpusim.memmodel and the
@@ -121,12 +122,13 @@ def run_footprints(kernel: Kernel, grid: Grid, params: np.ndarray, memory: Globa
                    paths: list | None = None) -> dict[int, tuple[np.ndarray, ...]]:
     """Execute CTAs ``first .. end - 1`` like :func:`~gpusim.functional.launch.run_blocks` and return
     their global-memory footprints: ``{linear CTA id: (sectors, steps, stored, written)}``, where ``sectors``
-    are the distinct 32 B sector numbers (byte address // 32, int64) the CTA's global loads and
-    stores touched, in the order of the CTA's memory steps (ascending within a step; a sector both
+    are the distinct 32 B sector numbers (byte address // 32, int64) the CTA's global loads,
+    stores and atomics touched, in the order of the CTA's memory steps (ascending within a step; a sector both
     loaded and stored appears once for each), ``steps`` (int64, same length) the ordinal of the
     CTA's memory step (0, 1, ...: steps of the chunked engine in which the CTA executed a global
-    load or store) that touched each first, ``stored`` (bool) whether that was a store, and
-    ``written`` (uint64) the 32-bit mask of the sector's bytes the CTA stored (all 32 for loads).
+    load, store or atomic) that touched each first, ``stored`` (bool) whether that was a store or
+    atomic, and ``written`` (uint64) the 32-bit mask of the sector's bytes the CTA stored (all 32
+    for loads and atomics).
     CTAs that touch no global memory are absent. ``jobs``: worker processes that may run the chunks
     (:func:`~gpusim.functional.launch.run_blocks`; the footprints do not depend on it); how they ran
     is appended to ``paths`` if given.
