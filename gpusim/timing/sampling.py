@@ -259,11 +259,12 @@ class _Shadows:
     ``shadows + 1`` (a fixed hash of CTA and step), so it misses on shared data about as often
     as any of them does."""
 
-    def __init__(self, launch: Launch, footprints: dict, sms: int, k: int, limit: int):
+    def __init__(self, launch: Launch, footprints: dict, sms: int, k: int, limit: int, busy: int | None = None):
         self.mem, self.footprints, self.sms, self.k, self.limit = launch.mem, footprints, sms, k, limit
         self.env = launch.env
-        launch.mem.l2.eviction_share = k / sms
-        launch.mem.l2.address_share = sms / k
+        busy = sms if busy is None else busy   # SMs with CTAs: min(N, CTAs), as for the rates' share
+        launch.mem.l2.eviction_share = k / busy
+        launch.mem.l2.address_share = busy / k
         self.covered = 0   # shadow CTAs dealt to slice CTAs started so far
         self.active: dict[int, list] = {}  # slice CTA -> [followers [[sectors, steps, stored, written, next index]], count, steps done]
         launch.on_dispatch, launch.on_global_access = self.dispatch, self.access
@@ -427,12 +428,12 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     if pre:
         first = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
                        blocks=blocks[:pre], gpu_sms=N, sass=sass)
-        fill = _Waves(first, wave, policy, _Shadows(first, dict(footprints), N, k, start))
+        fill = _Waves(first, wave, policy, _Shadows(first, dict(footprints), N, k, start, min(N, n)))
         first.run()
         fill_ctas, fill_rate = first.dispatcher.next_block, fill.rate()
     launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
                     blocks=blocks[(blocks >= start) & (blocks < cover)], gpu_sms=N, sass=sass)
-    shadows = _Shadows(launch, footprints, N, k, cover)
+    shadows = _Shadows(launch, footprints, N, k, cover, min(N, n))
     for c in range(start):  # the CTAs before the sampled waves only fill the L2, in grid order
         shadows.replay(c)
     launch.mem.count.clear()
