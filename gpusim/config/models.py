@@ -373,7 +373,7 @@ class DRAMSpec(BaseModel):
         "latency_cycles, u the DRAM's utilisation of its peak bandwidth (reads and writes) over about the last "
         "latency_cycles, SM cycles; 0 = a fixed latency (the default)")
     row_bytes: int | None = Field(
-        None, strict=True, ge=128, description="timing model: bytes of a DRAM row (page), a multiple of 128; "
+        None, strict=True, ge=128, description="timing model: bytes of a DRAM row (page), a multiple of l2.line_bytes; "
         "null = rows not modelled (the default)")
     open_rows: int = Field(
         0, strict=True, ge=0, description="timing model: rows DRAM keeps open (the least recently opened closes "
@@ -444,6 +444,9 @@ class GPUConfig(BaseModel):
                 f"arch ({self.arch!r}) does not match compute_capability {self.compute_capability} "
                 f"(expected 'sm_{major}{minor}')"
             )
+        if self.dram.row_bytes is not None and self.dram.row_bytes % self.l2.line_bytes:
+            raise ValueError(f"dram.row_bytes ({self.dram.row_bytes}) must be a multiple of l2.line_bytes "
+                             f"({self.l2.line_bytes}): a row holds whole lines")
         sm = self.sm
         if sm.max_warps % sm.scheduler.count:
             raise ValueError(

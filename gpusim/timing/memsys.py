@@ -259,9 +259,9 @@ class DRAM:
         self._recent = 0.0     # bytes served, exponentially decayed with time constant ``latency``
         self._last = 0.0       # cycle of the last update of ``_recent``
         d = cfg.dram
-        #: rows: 128-byte lines a DRAM row holds (0: rows not modelled), the rows open (LRU), and
+        #: rows: L2 lines a DRAM row holds (0: rows not modelled), the rows open (LRU), and
         #: the server cycles a read's / a write's row activation takes
-        self.row_lines = d.row_bytes // 128 if d.row_bytes and d.row_activations_per_s else 0
+        self.row_lines = d.row_bytes // cfg.l2.line_bytes if d.row_bytes and d.row_activations_per_s else 0
         self.open_rows: collections.OrderedDict[int, None] = collections.OrderedDict()
         self.open_limit = d.open_rows
         if self.row_lines:
@@ -275,8 +275,8 @@ class DRAM:
     def activations(self, lines, write: bool = False) -> float:
         """Server cycles the row activations of an access to ``lines`` (128-byte line numbers)
         take: one ``dram.row_activations_per_s`` (``write_row_activations_per_s`` for a write)
-        per row not among the last ``dram.open_rows`` rows opened (LRU; the row is ``line x 128 //
-        dram.row_bytes``); 0 where rows are not modelled."""
+        per row not among the last ``dram.open_rows`` rows opened (LRU; the row is ``line x
+        l2.line_bytes // dram.row_bytes``); 0 where rows are not modelled."""
         if not self.row_lines:
             return 0.0
         rows = self.open_rows

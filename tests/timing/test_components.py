@@ -297,6 +297,8 @@ def test_dram_rows_cost_an_activation_unless_open():
     peak = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
     assert d2.free == pytest.approx(rows * 1024 / (peak * cfg.dram.read_efficiency))
     # the least recently opened row closes once open_rows others opened
+    with pytest.raises(ConfigError, match="dram.row_bytes .1000. must be a multiple of l2.line_bytes"):
+        cfg.with_overrides({"dram.row_bytes": 1000})
     d3 = memsys.DRAM(cfg.with_overrides({"dram.open_rows": 2}), collections.Counter())
     d3.activations([0, 8, 16])
     assert d3.activations([0]) == pytest.approx(d3.activate) and d3.activations([16]) == 0
