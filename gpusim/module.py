@@ -218,11 +218,18 @@ def _parse_cached(path: Path) -> Module:
 def _sass_counts(res: LaunchResult, sass: KernelSass) -> None:
     """Count instructions as the hardware does: ``smsp__inst_executed.sum`` and
     ``smsp__thread_inst_executed.sum`` become SASS-equivalent (:meth:`KernelSass.executed`);
-    the PTX counts move to ``gpusim__ptx_inst_executed.sum`` / ``gpusim__ptx_thread_inst_executed.sum``."""
+    the PTX counts move to ``gpusim__ptx_inst_executed.sum`` / ``gpusim__ptx_thread_inst_executed.sum``;
+    ``smsp__inst_executed_op_shared_{ld,st}.sum`` count the guarded shared loads and stores that
+    warps issue with every lane off (:meth:`KernelSass.skipped_shared_executed`), as the H100 does."""
     m = res.metrics
     for kind, per_pc in (("inst", res.inst_executed), ("thread_inst", res.thread_inst_executed)):
         m[f"gpusim__ptx_{kind}_executed.sum"] = m[f"smsp__{kind}_executed.sum"]
         m[f"smsp__{kind}_executed.sum"] = sass.executed(per_pc)
+    loads, stores = sass.skipped_shared_executed(res.inst_executed)
+    for op, extra in (("ld", loads), ("st", stores)):
+        key = f"smsp__inst_executed_op_shared_{op}.sum"
+        if extra and key in m:
+            m[key] += extra
     res.costs = sass.source
 
 

@@ -320,6 +320,46 @@ class KernelSass:
         t = self.skip[pc]
         return sum(len(o) for o in self.ops[pc + 1:t]) if t >= 0 else 0
 
+    def skipped_shared(self, pc: int) -> tuple[int, int, bool]:
+        """The shared-memory SASS among what a warp issues at the if-converted branch ``pc`` when
+        all its threads take it: (loads ``LDS*``, stores ``STS``, whether a later SASS instruction
+        of the region reads a load's result, so that the warp waits for the load even with every
+        lane off: SASS scoreboard waits are static, not predicated); ``(0, 0, False)`` for other
+        PCs. Measured on the H100 (``validation/reports/h100/corpus_stalls``): such guarded loads
+        and stores count in ``smsp__inst_executed_op_shared_{ld,st}`` (scan_brent_kung: exactly
+        gpusim's active ones plus these)."""
+        t = self.skip[pc]
+        if t < 0:
+            return 0, 0, False
+        known = bool(self.regs) and all(self.regs[q] for q in range(pc + 1, t))  # else: any later SASS waits
+        loads = stores = 0
+        loaded: set[str] = set()
+        waits = False
+        for q in range(pc + 1, t):
+            for k, op in enumerate(self.ops[q]):
+                reads, writes = self.regs[q][k] if known else ((), ())
+                if loads and (loaded.intersection(reads) if known else True):
+                    waits = True
+                name = op.split(".", 1)[0]
+                if name in ("LDS", "LDSM"):
+                    loads += 1
+                    loaded.update(writes)
+                elif name == "STS":
+                    stores += 1
+        return loads, stores, waits
+
+    def skipped_shared_executed(self, inst_executed) -> tuple[int, int]:
+        """Guarded shared loads and stores issued with every lane off at if-converted branches
+        (:meth:`skipped_shared`), from the PTX counts per PC as in :meth:`executed`: (loads, stores)."""
+        n = [int(c) for c in inst_executed]
+        loads = stores = 0
+        for pc, t in enumerate(self.skip):
+            if t >= 0 and n[pc] > n[pc + 1]:
+                ld, st, _ = self.skipped_shared(pc)
+                loads += (n[pc] - n[pc + 1]) * ld
+                stores += (n[pc] - n[pc + 1]) * st
+        return loads, stores
+
     def executed(self, inst_executed) -> int:
         """SASS-equivalent warp instructions executed, from the PTX counts per PC
         (``LaunchResult.inst_executed``, int array of shape (number of instructions,)): each

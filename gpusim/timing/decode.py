@@ -83,6 +83,10 @@ class Timed:
             the expansion's dependency schedule. The warp issues nothing else in between, and
             the instruction's results are ready ``latency`` (this Timed's) cycles after the
             last one issued; ``()`` for an instruction that issues at once.
+        skip_shared: an if-converted branch: the guarded shared loads and stores among them, each of
+            which still passes the SM's shared-memory data stage (one cycle); and
+        skip_wait: whether the warp then waits for those loads (a later guarded SASS reads a
+            load's result: its scoreboard wait is static) (:meth:`gpusim.sass.KernelSass.skipped_shared`).
     """
 
     pc: int
@@ -100,6 +104,8 @@ class Timed:
     skip_slots: int = 0
     shared_width: int = -1
     micro: tuple["Timed", ...] = ()
+    skip_shared: int = 0
+    skip_wait: bool = False
 
 
 def _names(op) -> list[str]:
@@ -271,8 +277,10 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     if (ins.op == "setp" or ins.ty == "pred") and latency and not micro:
         latency = max(latency, cfg.sm.predicate_latency or 0)
     regs = reads if kind is Kind.WGMMA else reads + writes
+    loads, stores, wait = sass.skipped_shared(ins.index) if sass is not None else (0, 0, False)
     return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(regs)),
-                 tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width, micro)
+                 tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width, micro,
+                 loads + stores, wait)
 
 
 def wgmma_steps(ins: Instr) -> int:

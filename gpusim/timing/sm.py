@@ -561,7 +561,8 @@ class SM:
             next_pc = cta.stepper.warp_pc(w.gw)
         slots = timed.slots
         kind = timed.kind
-        if timed.skip_slots and taken == active:  # an if-converted branch all threads took
+        skipped = timed.skip_slots and taken == active  # an if-converted branch all threads took
+        if skipped:
             slots += timed.skip_slots
         if slots:
             stalls[0] += slots  # "selected"
@@ -589,6 +590,13 @@ class SM:
                 launch.divergent_branches += 1
             floor = max(floor, now + timed.latency)
         why = "branch_resolving" if kind is _BRA else "wait"
+        if skipped and timed.skip_shared:
+            # its guarded LDS/STS still pass the data stage, a cycle each, and with a guarded reader
+            # of a load the warp waits for the loads (Timed.skip_shared, skip_wait)
+            t0 = max(self.shared_free, now)
+            self.shared_free = t0 + timed.skip_shared
+            if timed.skip_wait and t0 + timed.skip_shared + self.shared_cost[2] > floor:
+                floor, why = t0 + timed.skip_shared + self.shared_cost[2], "short_scoreboard"
         if kind is _CPASYNC or kind is _WGMMA or kind is _FENCE:
             ins = launch.kernel.instrs[timed.pc]
             groups = w.cp if kind is Kind.CPASYNC else w.wg if ins.op.startswith("wgmma.") else None
