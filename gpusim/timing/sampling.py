@@ -54,6 +54,11 @@ whose CTAs differ systematically with their index, or that communicate
 through memory while they run, should be timed with ``Device(sampling=False)``.
 The snapshot doubles the host memory that the device's allocations take.
 
+A launch simulated in detail under a policy (not ``Device(sampling=False)``) may still have its
+main loop sampled (:attr:`Policy.iterations`, :mod:`gpusim.timing.itersampling`): every
+instruction runs functionally in the detailed launch as before, but once the loop's period per
+iteration is stable, its remaining iterations' cycles are extrapolated (``method == "loop"``).
+
 Imports numpy, gpusim.config, gpusim.functional and the timing package's own
 modules; never cupy.
 """
@@ -615,10 +620,10 @@ def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMem
     loops = None
     if policy is not None:
         why = "loop sampling off" if not policy.iterations else LoopSampler.why_not(kernel, record_events)
-        if why and why not in info.reason:
-            info.reason += f"; {why}"
-        else:
+        if not why:
             loops = LoopSampler(kernel, policy)
+        elif why not in info.reason:
+            info.reason += f"; {why}"
     res = run_detailed(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass,
                        hooks=loops)
     res.parallel = "serial (detailed timing)"
