@@ -52,9 +52,11 @@ class Device:
         record_events: timing mode: keep one event per issued warp instruction
             in the launch result (for timelines).
         sampling: timing mode: ``True`` (default) times large grids from a slice of SMs and
-            waves (:mod:`gpusim.timing.sampling`; results and instruction counters stay exact,
-            ``result.sampling`` says what was simulated), ``False`` simulates every CTA on every
-            SM, or a :class:`gpusim.timing.Policy` for other slice sizes and tolerances.
+            waves (:mod:`gpusim.timing.sampling`) and the long main loop of smaller ones from its
+            first iterations (:mod:`gpusim.timing.itersampling`); results and instruction counters
+            stay exact, ``result.sampling`` says what was simulated. ``False`` simulates every
+            instruction of every CTA on every SM; a :class:`gpusim.timing.Policy` sets slice
+            sizes and tolerances (``Policy(iterations=False)``: no loop sampling).
         regs_per_thread: registers per thread for the occupancy of timing-mode
             launches; ``None`` asks ``ptxas -v`` (see :mod:`gpusim.ptxas`) and,
             where there is no ptxas, assumes 32 with a warning.

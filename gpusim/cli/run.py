@@ -42,8 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=gpusim.MODES, default="functional",
                    help="functional (results, instruction counts) or timing (also cycles, occupancy, caches, stalls)")
     p.add_argument("--no-sampling", dest="sampling", action="store_false",
-                   help="timing mode: simulate every CTA on every SM (default: large grids are timed from a "
-                        "slice of SMs and waves; results and instruction counts are exact either way)")
+                   help="timing mode: simulate every instruction of every CTA on every SM (default: large grids "
+                        "are timed from a slice of SMs and waves, small ones' long loops from their first "
+                        "iterations; results and instruction counts are exact either way)")
     p.add_argument("--set", action="append", default=[], metavar="PATH=VALUE", help="override a config field")
     p.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                    help="worker processes that run a launch's CTAs (default: $GPUSIM_JOBS, else 1); results, "
@@ -160,7 +161,9 @@ def _run_suite(args: argparse.Namespace) -> int:
               "lts__t_sector_op_read_hit_rate.pct, dram__bytes_read.sum + dram__bytes_write.sum, and the most "
               "frequent stall reason (smsp__pcsamp_warps_issue_stalled_*, 'selected' excluded). 'timed from': "
               "'detailed' = every CTA on every SM; 'slice k/N SMs, f % CTAs' = k SMs simulated for some waves and "
-              "the rest extrapolated, +/- the estimate's spread (--no-sampling turns it off); outputs and "
+              "the rest extrapolated; 'loop, f % iterations' = every CTA on every SM, the main loop's "
+              "iterations after its period per iteration was stable extrapolated; +/- the estimate's spread "
+              "(--no-sampling turns it off); outputs and "
               "instruction counts are exact either way.")
     if dev.jobs > 1:
         print(f"CTAs run (--jobs {dev.jobs}; first launch of each case): "
@@ -178,6 +181,8 @@ def _sampling(launches: list) -> str:
     s = launches[0].sampling
     if s is None or s.method == "detailed":
         return "detailed"
+    if s.method == "loop":
+        return f"loop, {100 * s.fraction:.1f} % iterations, +/-{s.spread_pct:.1f} %"
     return f"slice {s.sms_simulated}/{s.sms} SMs, {100 * s.fraction:.1f} % CTAs, +/-{s.spread_pct:.1f} %"
 
 

@@ -44,6 +44,9 @@ class LaunchContext(Protocol):
         branches, divergent_branches: branch instructions issued, and those whose threads
             went both ways.
         on_global_access: the sampler's hook, ``on_global_access(cta, j)`` or ``None``.
+        on_back_edge: the loop sampler's hook (:mod:`gpusim.timing.itersampling`),
+            ``on_back_edge(warp, cycle, pc)`` after a warp issued a branch at ``pc`` that took it
+            back to a PC no later (a loop's back edge), or ``None``.
         aggregated_atoms: PCs of the atomics ptxas warp-aggregates
             (:func:`gpusim.timing.decode.aggregated_atoms`).
     """
@@ -63,6 +66,7 @@ class LaunchContext(Protocol):
     branches: int
     divergent_branches: int
     on_global_access: Callable | None
+    on_back_edge: Callable | None
     aggregated_atoms: frozenset[int]
 
     def cta_done(self, sm: Any, cta: Any, now: int) -> None:

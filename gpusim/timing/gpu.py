@@ -77,7 +77,9 @@ class Launch:
     Hooks for the sampler, when set: ``on_retire(cycle, retired, cta)`` after every CTA
     retirement, ``on_dispatch(cta)`` before a CTA starts, ``on_global_access(cta, j)`` when a warp
     of ``cta`` issues its ``j``-th global load, store or atomic instruction (it may return a callable to
-    run after the instruction's own cache accesses).
+    run after the instruction's own cache accesses); for the loop sampler
+    (:mod:`gpusim.timing.itersampling`), ``on_back_edge(warp, cycle, pc)`` after a warp issued a
+    branch at ``pc`` back to a PC no later.
     """
 
     def __init__(self, kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
@@ -112,7 +114,7 @@ class Launch:
         self.dispatcher = CTADispatcher(self.env, cfg, occ.blocks_per_sm,
                                         np.arange(grid.n_blocks) if blocks is None else blocks, self._start_cta)
         self.gpu_sms = gpu_sms or cfg.sm_count
-        self.on_retire = self.on_dispatch = self.on_global_access = None
+        self.on_retire = self.on_dispatch = self.on_global_access = self.on_back_edge = None
         # CTAs are executed functionally in groups of consecutive CTAs (one vectorised step for the
         # warps of a whole group); kernels reading %smid or %warpid get a stepper per CTA.
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
@@ -296,10 +298,12 @@ class Launch:
 
 def run_detailed(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory, dynamic_shared: int,
                  cfg: GPUConfig, occ: OccupancyResult, max_cycles: int, record_events: bool = False,
-                 sass: KernelSass | None = None) -> LaunchResult:
+                 sass: KernelSass | None = None, hooks=None) -> LaunchResult:
     """Simulate every CTA of one launch on every SM, cycle by cycle; return its :class:`LaunchResult`
     (mode ``"timing"``). ``occ`` is the launch's occupancy (:func:`gpusim.occupancy.max_active_blocks`,
-    at least one block per SM); ``sass`` as for :class:`Launch`.
+    at least one block per SM); ``sass`` as for :class:`Launch`. ``hooks``: an object whose
+    ``attach(launch)`` is called before the run and ``finish(launch)`` after it, before the
+    metrics are read (the loop sampler, :class:`gpusim.timing.itersampling.LoopSampler`).
 
     Raises:
         gpusim.errors.KernelFault: a fault, a deadlock or a launch longer than ``max_cycles``.
@@ -307,7 +311,11 @@ def run_detailed(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalM
     t0 = time.perf_counter()
     launch = Launch(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass=sass)
     launch.prestart = serial_reason(kernel) is None
+    if hooks is not None:
+        hooks.attach(launch)
     cycles = launch.run()
+    if hooks is not None:
+        hooks.finish(launch)
     res = LaunchResult(kernel.name, grid.grid, grid.block, dynamic_shared, mode="timing")
     warps, threads = launch.counters
     res.inst_executed, res.thread_inst_executed = warps[:-1], threads[:-1]

@@ -54,6 +54,11 @@ whose CTAs differ systematically with their index, or that communicate
 through memory while they run, should be timed with ``Device(sampling=False)``.
 The snapshot doubles the host memory that the device's allocations take.
 
+A launch simulated in detail under a policy (not ``Device(sampling=False)``) may still have its
+main loop sampled (:attr:`Policy.iterations`, :mod:`gpusim.timing.itersampling`): every
+instruction runs functionally in the detailed launch as before, but once the loop's period per
+iteration is stable, its remaining iterations' cycles are extrapolated (``method == "loop"``).
+
 Imports numpy, gpusim.config, gpusim.functional and the timing package's own
 modules; never cupy.
 """
@@ -78,6 +83,7 @@ from gpusim.memmodel.coalesce import FULL_SECTOR
 from gpusim.occupancy import OccupancyResult
 from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
+from gpusim.timing.itersampling import LOOP_ESTIMATED, LOOP_EXACT, LoopSampler
 from gpusim.timing.sm import REASONS
 from isa.ir import Kernel
 
@@ -112,6 +118,13 @@ class Policy:
             the CTAs of a grid start in step and fall out of it over several waves; the seeds'
             reduce7_8 at 2^26 on the h100 ran waves of 13,019, 12,671, 12,642, 12,104 cycles, then
             10,923-11,293, and two agreeing transient waves had stopped it at 1.10x the whole slice).
+        iterations: loop-iteration sampling (:mod:`gpusim.timing.itersampling`) of the launches too
+            small for wave sampling: their main loop's cycles are extrapolated once its period per
+            iteration is stable (``window`` chunks agreeing within ``tolerance``). ``False``: those
+            launches are simulated in detail, every instruction of every warp.
+        iteration_chunk, iteration_chunk_cycles: a chunk of the loop's progress spans at least this
+            many mean iterations and this many cycles.
+        iteration_min_chunks: chunks simulated at least before the loop may be found stable.
     """
 
     sms: int = 8
@@ -119,6 +132,10 @@ class Policy:
     max_waves: int = 12
     window: int = 2
     tolerance: float = 0.02
+    iterations: bool = True
+    iteration_chunk: int = 1
+    iteration_chunk_cycles: int = 1000
+    iteration_min_chunks: int = 6
 
     def __post_init__(self):
         if self.sms < 1 or self.window < 1 or self.min_waves < self.window + 1 or self.max_waves < self.min_waves:
@@ -126,6 +143,9 @@ class Policy:
                              f"min_waves > window and max_waves >= min_waves")
         if not 0 < self.tolerance < 1:
             raise ValueError(f"bad sampling policy {self}: tolerance must be in (0, 1)")
+        if self.iteration_chunk < 1 or self.iteration_chunk_cycles < 0 or self.iteration_min_chunks < 2 * self.window:
+            raise ValueError(f"bad sampling policy {self}: need iteration_chunk >= 1, iteration_chunk_cycles >= 0 "
+                             f"and iteration_min_chunks >= 2 * window")
 
 
 @dataclass
@@ -134,8 +154,11 @@ class SamplingInfo:
 
     Attributes:
         method: ``"detailed"`` (every CTA on every SM simulated), ``"sm_slice"`` (``sms_simulated``
-            of ``sms`` SMs, all their CTAs) or ``"sm_slice+waves"`` (and only the first waves).
-        reason: why the launch was simulated in detail, or ``""``.
+            of ``sms`` SMs, all their CTAs), ``"sm_slice+waves"`` (and only the first waves) or
+            ``"loop"`` (every CTA on every SM, the main loop's iterations after it was stable
+            skipped: :mod:`gpusim.timing.itersampling`).
+        reason: why the launch was not wave-sampled (``"loop"``, ``"detailed"``; for ``"detailed"``
+            also why the loop sampler did not engage, after ``"; "``), or ``""``.
         sms_simulated, sms: SMs simulated and SMs of the GPU.
         ctas_simulated, ctas: CTAs whose timing was simulated, and CTAs of the grid (all run functionally).
         fraction: ``ctas_simulated / ctas``.
@@ -148,6 +171,13 @@ class SamplingInfo:
             (:func:`run_sampled`: grids touching more memory than the L2 holds), 0 if none.
         fill_ctas: of ``ctas_simulated``, the slice CTAs simulated from the grid's first CTA,
             whose waves' rate costs the slice's CTAs before the sampled waves (0 if none).
+        loop: ``"loop"`` only: the sampled loop, ``"<head label> (back edge PC <pc>, <file>:<line>)"``.
+        iterations_simulated, iterations_skipped: ``"loop"`` only: warp-iterations of the loop
+            simulated in detail, and run functionally only (their cycles extrapolated); for
+            ``"loop"``, ``fraction`` is the simulated share of the loop's warp-iterations.
+        period_cycles: ``"loop"`` only: cycles per iteration of the loop (the stable window's mean);
+            ``wave_cycles`` then holds the window's periods and ``spread_pct`` their half relative
+            spread applied to the longest skip, in percent of the estimate.
     """
 
     method: str
@@ -164,10 +194,19 @@ class SamplingInfo:
     estimated: tuple = ()
     warmup_ctas: int = 0
     fill_ctas: int = 0
+    loop: str = ""
+    iterations_simulated: int = 0
+    iterations_skipped: int = 0
+    period_cycles: float = 0.0
 
     def __str__(self) -> str:
         if self.method == "detailed":
             return f"detailed ({self.reason})" if self.reason else "detailed"
+        if self.method == "loop":
+            total = self.iterations_simulated + self.iterations_skipped
+            return (f"loop: {self.loop}, {self.iterations_simulated:,}/{total:,} warp-iterations simulated "
+                    f"({100 * self.fraction:.1f} %) on all {self.sms} SMs and {self.ctas:,} CTAs, "
+                    f"{self.period_cycles:,.1f} cycles an iteration, +/-{self.spread_pct:.1f} %")
         return (f"{self.method}: {self.sms_simulated}/{self.sms} SMs, {self.ctas_simulated:,}/{self.ctas:,} CTAs "
                 f"({100 * self.fraction:.1f} %), {self.waves_simulated:.1f} waves, +/-{self.spread_pct:.1f} %"
                 + (f", after {self.warmup_ctas:,} CTAs filled the L2 (costed by {self.fill_ctas:,} CTAs "
@@ -578,7 +617,30 @@ def run_timing(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMem
     if info is None:
         return run_sampled(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, max_steps, policy, sass,
                            jobs)
-    res = run_detailed(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass)
-    res.sampling = info
+    loops = None
+    if policy is not None:
+        why = "loop sampling off" if not policy.iterations else LoopSampler.why_not(kernel, record_events)
+        if not why:
+            loops = LoopSampler(kernel, policy)
+        elif why not in info.reason:
+            info.reason += f"; {why}"
+    res = run_detailed(kernel, grid, params, memory, dynamic_shared, cfg, occ, max_cycles, record_events, sass,
+                       hooks=loops)
     res.parallel = "serial (detailed timing)"
+    if loops is not None and loops.engaged:
+        info = _loop_info(info, loops, res.cycles)
+    elif loops is not None:
+        info.reason += "; no loop became stable" if loops.chosen is None else "; the loop ended before it was skipped"
+    res.sampling = info
     return res
+
+
+def _loop_info(info: SamplingInfo, loops: LoopSampler, cycles: int) -> SamplingInfo:
+    """The :class:`SamplingInfo` of a launch whose loop ``loops`` skipped iterations of."""
+    s = loops.summary()
+    done, skipped = s["warp_iterations_simulated"], s["warp_iterations_skipped"]
+    return SamplingInfo("loop", info.reason, info.sms_simulated, info.sms, info.ctas_simulated, info.ctas,
+                        done / (done + skipped), 0.0, [round(p, 1) for p in s["periods"]],
+                        100.0 * s["half_spread"] * s["longest"] / cycles if cycles else 0.0,
+                        LOOP_EXACT, LOOP_ESTIMATED, loop=f"{s['label']} (back edge PC {s['pc']}, {s['where']})",
+                        iterations_simulated=done, iterations_skipped=skipped, period_cycles=s["period"])

@@ -645,6 +645,8 @@ class SM:
             w.dep_ready, w.dep_reason = INF, "barrier"
             return slots
         self._next(w, floor, why)
+        if kind is _BRA and next_pc <= timed.pc and launch.on_back_edge is not None:
+            launch.on_back_edge(w, now, timed.pc)  # a loop's back edge (the loop sampler may park the warp)
         return slots
 
     def _issue_micro(self, w: Warp, now: int, segs: list | None) -> int:

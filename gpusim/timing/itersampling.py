@@ -1,0 +1,377 @@
+"""Loop-iteration sampling of a detailed launch: time a grid too small for wave sampling
+(:mod:`gpusim.timing.sampling`) from the first iterations of its main loop. Results are never
+sampled; only cycles and the timing model's own counters are estimated.
+
+Owns: :class:`LoopSampler` (attached to a :class:`gpusim.timing.gpu.Launch` through
+:func:`gpusim.timing.gpu.run_detailed`'s ``hooks``), :func:`outer_loops` (a kernel's candidate
+loops) and :data:`LOOP_EXACT` / :data:`LOOP_ESTIMATED`.
+
+The method (docs/model/sampling.md, "Loop-iteration sampling"):
+
+1. **Candidate loops** are the kernel's outermost loops: backward branches (``bra`` to a label
+   at or before it) whose body ``[head, branch]`` lies in no other backward branch's body.
+   Every warp's issue of such a back edge (the SM's ``on_back_edge`` hook) ends one iteration
+   of that warp.
+2. **Progress**: per loop, ``m`` = back edges issued / warps that issued one (the warps' mean
+   iteration). The run is cut into chunks of at least ``policy.iteration_chunk`` mean
+   iterations and ``policy.iteration_chunk_cycles`` cycles; a chunk's *period* is its cycles per
+   mean iteration. When the last ``policy.window`` periods agree within ``policy.tolerance`` of
+   their mean, that mean is within it of the ``window`` periods before (no drift), at least
+   ``policy.iteration_min_chunks`` chunks ran and no warp joined the loop in the window, the loop
+   is *stable*: its period ``p`` (the window's mean) and the rates per warp-iteration of the
+   timing model's additive counters over the window (L2/DRAM counts, stall warp-cycles per PC)
+   are kept. The first loop to be stable is chosen; nothing else changes in the run before.
+3. **Park and skip**: from then, each warp of a CTA stops (is *parked*, issuing nothing) at the
+   back edge that ends its iteration ``K``, one past the most any warp of its CTA had completed
+   when the CTA's first back edge after the decision issued (so no warp of a CTA can be parked
+   while another waits for it at a barrier inside the loop). Once every live warp of the CTA is
+   parked, waits at a barrier outside the loop, or has exited, its parked warps *skip ahead*: they
+   run functionally (the same :class:`~gpusim.functional.warpstep.CTAStepper`, so every
+   instruction still runs exactly once, on the device memory, in the functional order) until
+   they leave the loop, counting the ``R`` iterations so run; then each resumes, in detail, at the
+   loop's exit, ``R * p`` cycles after it was parked. The code after the loop (stores, the
+   reductions' trees) is simulated in detail, with the caches as the simulated iterations left
+   them.
+4. **Counters**: instructions, branches (counted from the skipped outcomes) and the functional
+   address-pattern counters are exact; the memory system's counts and the stall warp-cycles of
+   the skipped iterations are added at the window's rate per warp-iteration; occupancy integrals
+   count the parked warps as resident.
+
+The sampler never engages for kernels reading ``%clock``, ``%clock64`` or ``%globaltimer``
+(their values are the issue cycle), when events are recorded, or without a candidate loop.
+A kernel whose iterations differ systematically (a triangular loop, a loop whose trip count
+changes with the data) can be stable early and extrapolate wrongly: time it with
+``Device(sampling=False)`` or ``Policy(iterations=False)``.
+
+Imports numpy, isa, gpusim.errors, gpusim.functional (read-only use of the steppers) and the
+timing package's ``sm``; never ``gpu`` or ``sampling`` (they import this module), never simpy
+or cupy.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gpusim.errors import KernelFault
+from gpusim.functional.warpstep import DONE
+from gpusim.timing.sm import INF, REASONS
+from isa.ir import Kernel
+from isa.opcodes import Kind
+
+__all__ = ["LoopSampler", "outer_loops", "LOOP_EXACT", "LOOP_ESTIMATED"]
+
+#: Metrics of a loop-sampled launch that are exact: every instruction ran functionally and
+#: branches are counted from the skipped iterations' outcomes too.
+LOOP_EXACT = ("smsp__inst_executed.sum", "smsp__thread_inst_executed.sum", "smsp__inst_executed_op_*",
+              "l1tex__t_requests_pipe_lsu_mem_global_op_*", "l1tex__t_sectors_pipe_lsu_mem_global_op_*",
+              "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_*", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_*",
+              "sm__maximum_warps_per_active_cycle_pct", "smsp__sass_*branch*")
+#: Metrics of a loop-sampled launch that are estimated (cycles; the memory system's counts and the
+#: stall warp-cycles, extrapolated at their rate per warp-iteration).
+LOOP_ESTIMATED = ("sm__cycles_elapsed.avg", "sm__cycles_active.avg", "gpu__time_duration.sum",
+                  "sm__warps_active.avg.pct_of_peak_sustained_active", "l1tex__t_sector_hit_rate.pct",
+                  "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct", "lts__t_*", "dram__bytes_*",
+                  "smsp__pcsamp_warps_issue_stalled_*")
+
+#: Cycles between two looks at a CTA some of whose warps are parked (host-side; the resumed warps'
+#: cycles do not depend on it).
+_POLL = 16
+#: Special registers whose values depend on the timing: a kernel reading one is not loop-sampled.
+_TIMED = ("clock", "clock64", "globaltimer")
+
+
+def outer_loops(kernel: Kernel) -> dict[int, int]:
+    """The kernel's outermost loops: back-edge PC -> head PC, for every ``bra`` to a label at or
+    before it whose body ``[head, back edge]`` lies in no other such branch's body."""
+    edges = {}
+    for pc, ins in enumerate(kernel.instrs):
+        if ins.spec.kind is Kind.BRA and ins.operands and getattr(ins.operands[0], "name", None) in kernel.labels:
+            head = kernel.labels[ins.operands[0].name]
+            if head <= pc:
+                edges[pc] = head
+    return {b: h for b, h in edges.items()
+            if not any(h2 <= h and b <= b2 and (h2, b2) != (h, b) for b2, h2 in edges.items())}
+
+
+class _Loop:
+    """One candidate loop's progress: iterations per warp and the chunk marks."""
+
+    __slots__ = ("back", "head", "counts", "issued", "marks", "next")
+
+    def __init__(self, back: int, head: int):
+        self.back, self.head = back, head
+        self.counts: dict = {}   # warp -> iterations it completed (back edges issued)
+        self.issued = 0          # back edges issued, all warps
+        self.marks: list = []    # (cycle, mean iteration, warps, back edges, counter snapshot)
+        self.next = 1            # the mean iteration (a whole number) at which to look for a mark
+
+
+class LoopSampler:
+    """Samples a detailed launch's main loop (module docstring). Use ``attach`` / ``finish``
+    (``run_detailed(..., hooks=sampler)``); afterwards :attr:`engaged` says whether iterations
+    were skipped and :meth:`summary` what was sampled.
+
+    Args:
+        kernel: the launch's kernel.
+        policy: a :class:`gpusim.timing.sampling.Policy` (``window``, ``tolerance``,
+            ``iteration_chunk``, ``iteration_chunk_cycles``, ``iteration_min_chunks``).
+    """
+
+    def __init__(self, kernel: Kernel, policy):
+        self.kernel, self.policy = kernel, policy
+        self.loops = {b: _Loop(b, h) for b, h in outer_loops(kernel).items()}
+        self.launch = None
+        self.chosen: _Loop | None = None
+        self.period = 0.0
+        self.periods: list[float] = []      # the window's periods (cycles per iteration)
+        self.rates: dict = {}               # memory-system count -> per warp-iteration
+        self.stall_rates = None             # per PC and reason, per warp-iteration
+        self.limit: dict = {}               # CTA -> iteration K its warps park at
+        self.parked: dict = {}              # warp -> cycle it was parked
+        self.polling: set = set()
+        self.abandoned: set = set()         # CTAs whose parked warps went on in detail
+        self.skipped = 0                    # warp-iterations run functionally only
+        self.ctas_skipped = 0
+        self.longest = 0.0                  # the most cycles one warp's skip was costed
+        self.decided_at = 0
+
+    @staticmethod
+    def why_not(kernel: Kernel, record_events: bool) -> str:
+        """Why the loop sampler cannot be used on ``kernel`` (``""`` if it can)."""
+        from gpusim.functional.warpstep import reads_specials
+        if record_events:
+            return "events are recorded"
+        if not outer_loops(kernel):
+            return "the kernel has no loop"
+        if reads_specials(kernel, _TIMED).any():
+            return "the kernel reads %clock or %globaltimer"
+        return ""
+
+    @property
+    def engaged(self) -> bool:
+        """Whether some iterations were skipped (their cycles extrapolated)."""
+        return self.skipped > 0
+
+    # ---------------------------------------------------------------- hooks
+    def attach(self, launch) -> None:
+        """Install the back-edge hook on ``launch`` (a :class:`gpusim.timing.gpu.Launch`)."""
+        self.launch = launch
+        launch.on_back_edge = self.back_edge
+
+    def back_edge(self, w, now: int, pc: int) -> None:
+        """Warp ``w`` issued the back edge at ``pc`` at cycle ``now``."""
+        loop = self.loops.get(pc)
+        if loop is None:
+            return
+        c = loop.counts[w] = loop.counts.get(w, 0) + 1
+        loop.issued += 1
+        if self.chosen is None:
+            self._mark(loop, now)
+            return
+        if loop is not self.chosen:
+            return
+        cta = w.cta
+        if cta in self.abandoned:
+            return
+        k = self.limit.get(cta)
+        if k is None:
+            counts = loop.counts
+            k = self.limit[cta] = max(counts.get(x, 0) for x in cta.warps) + 1
+        if c >= k:
+            self.parked[w] = now
+            w.dep_ready, w.dep_reason = INF, "barrier"   # issues nothing until resumed
+            self._try_skip(cta, now)
+
+    # ---------------------------------------------------------------- stability
+    def _snapshot(self) -> tuple[dict, np.ndarray]:
+        launch = self.launch
+        return dict(launch.mem.count), np.array(launch.stalls, np.float64)
+
+    def _mark(self, loop: _Loop, now: int) -> None:
+        p = self.policy
+        warps = len(loop.counts)
+        if loop.issued < loop.next * warps:
+            return
+        m = loop.issued // warps   # the mean iteration just reached a whole number
+        g = p.iteration_chunk
+        loop.next = (m // g + 1) * g
+        marks = loop.marks
+        if marks and now - marks[-1][0] < p.iteration_chunk_cycles:
+            return
+        marks.append((now, m, warps, loop.issued, self._snapshot()))
+        w = p.window
+        if len(marks) < max(p.iteration_min_chunks, 2 * w) + 1:
+            return
+        if marks[-1 - 2 * w][2] != warps:   # warps still joining the loop
+            return
+        per = np.array([(b[0] - a[0]) / (b[1] - a[1]) for a, b in zip(marks[-1 - 2 * w:-1], marks[-2 * w:])])
+        last, before = per[-w:], per[:w]
+        mean = last.mean()
+        if last.max() - last.min() > p.tolerance * mean or abs(mean - before.mean()) > p.tolerance * mean:
+            return
+        a, b = marks[-1 - w], marks[-1]
+        n = b[3] - a[3]
+        (ca, sa), (cb, sb) = a[4], b[4]
+        self.chosen, self.period, self.periods, self.decided_at = loop, float(mean), [float(x) for x in last], now
+        self.rates = {k: (v - ca.get(k, 0)) / n for k, v in cb.items() if isinstance(v, (int, float))}
+        self.stall_rates = (sb - sa) / n
+
+    # ---------------------------------------------------------------- park and skip
+    def _ready(self, cta) -> bool | None:
+        """Whether every live warp of ``cta`` is parked, waits at a barrier outside the loop or has
+        exited (``None``: one waits at a barrier inside the loop, so the CTA cannot be skipped)."""
+        loop = self.chosen
+        for x in cta.warps:
+            if x.done or x in self.parked:
+                continue
+            if not x.waiting:
+                return False
+            if loop.head <= x.timed.pc <= loop.back:
+                return None
+        return True
+
+    def _poll(self, cta) -> None:
+        self.polling.discard(cta)
+        if cta.warps and any(x in self.parked for x in cta.warps):
+            self._try_skip(cta, self.launch.env.now)
+
+    def _abandon(self, cta, now: int) -> None:
+        """Let ``cta``'s parked warps go on in detail (it cannot be skipped)."""
+        self.abandoned.add(cta)
+        for x in cta.warps:
+            if self.parked.pop(x, None) is not None:
+                self._resume(x, now)
+
+    def _try_skip(self, cta, now: int) -> None:
+        """Skip the CTAs of ``cta``'s stepper (its group of CTAs run functionally together) once each
+        of them that still iterates the loop is ready (:meth:`_ready`); else look again later."""
+        loop = self.chosen
+        ready, wait = [], False
+        for c in [c for sm in self.launch.sms for c in sm.ctas if c.stepper is cta.stepper]:
+            if c in self.abandoned:
+                continue
+            if any(x in self.parked for x in c.warps):
+                r = self._ready(c)
+                if r is None:   # cannot happen with K as chosen; keep the CTA in detail if it does
+                    self._abandon(c, now)
+                elif r:
+                    ready.append(c)
+                else:
+                    wait = True
+            elif any(not x.done and not x.waiting and loop.head <= x.timed.pc <= loop.back for x in c.warps):
+                wait = True   # it will park soon
+        if wait or not ready:
+            if ready and cta not in self.polling:
+                self.polling.add(cta)
+                self.launch.env.at(now + _POLL, self._poll, cta)
+            return
+        self._skip(ready, now)
+
+    def _skip(self, ctas: list, now: int) -> None:
+        """Run the parked warps of ``ctas`` (CTAs of one stepper) functionally to the loop's exit;
+        resume each ``R * p`` cycles after it was parked, ``R`` the iterations it so ran."""
+        launch, loop = self.launch, self.chosen
+        st = ctas[0].stepper
+        head, back = loop.head, loop.back
+        warps = [x for c in ctas for x in c.warps if x in self.parked]
+        runs = dict.fromkeys(warps, 0)
+        pending = list(warps)
+        queued = st.queued
+        bra = Kind.BRA
+        while pending:
+            # Take the outcomes the warps have queued (all of them, in lockstep), and only then let
+            # the stepper run them all ahead together (one vectorised step for the warps at a PC).
+            for x in pending:
+                gw = x.gw
+                q = queued[gw]
+                while q:
+                    pc = q[0][0]
+                    if pc < head or pc > back:
+                        break
+                    t = q.popleft() if not st.pending else st.step(gw)   # st.step(gw), without its checks
+                    if pc == back:
+                        runs[x] += 1
+                    ins = t[1]
+                    if ins is not None and ins.spec.kind is bra:
+                        launch.branches += 1
+                        if 0 < t[5] < t[2]:
+                            launch.divergent_branches += 1
+                    if t[6]:
+                        x.cta.live_threads -= t[6]
+                        x.lanes -= t[6]
+            runnable = None
+            for x in list(pending):
+                pc = st.warp_pc(x.gw)
+                if pc == DONE:
+                    if not st.live_by_warp[x.gw].any():   # every thread exited inside the loop
+                        pending.remove(x)
+                    continue   # waits at a barrier for the others
+                if pc < head or pc > back:
+                    pending.remove(x)
+                elif runnable is None and not queued[x.gw]:
+                    runnable = x
+            if runnable is not None:
+                queued[runnable.gw].appendleft(st.step(runnable.gw))   # runs every warp ahead; put it back
+            elif pending and not any(queued[x.gw] for x in pending):
+                raise KernelFault(f"kernel {self.kernel.name}: loop sampling: warps of CTA {pending[0].cta.block} "
+                                  f"cannot leave the loop at PC {back} functionally (a barrier inside it waits for a "
+                                  f"warp not in it); time this kernel with Device(sampling=False)")
+        self.ctas_skipped += len(ctas)
+        for x in warps:
+            r = runs[x]
+            self.skipped += r
+            self.longest = max(self.longest, r * self.period)
+            self._resume(x, max(now, math.ceil(self.parked.pop(x) + r * self.period)))
+
+    def _resume(self, x, t: int) -> None:
+        """Warp ``x`` (parked) issues again from cycle ``t`` on, at its next PC."""
+        x.cand, x.qidx = None, 0
+        x.pc = x.cta.stepper.warp_pc(x.gw)
+        x.last_issue = t - 1   # the skipped cycles are not stalls of the next instruction (finish adds them)
+        sm = x.cta.sm
+        if not x.lanes:
+            self.launch.env.at(t, lambda _, x=x: sm._warp_exit(x, t))
+            return
+        if x.pc == DONE:   # its lanes wait at a barrier outside the loop
+            x.waiting = True
+            x.dep_ready, x.dep_reason = INF, "barrier"
+            return
+        sm._next(x, t, "wait")
+        x.sched.wake(x.dep_ready)
+
+    # ---------------------------------------------------------------- the end
+    def finish(self, launch) -> None:
+        """Add the skipped iterations' estimated counts: memory-system counts and stall warp-cycles
+        at the window's rate per warp-iteration."""
+        launch.on_back_edge = None
+        if not self.skipped:
+            return
+        n = self.skipped
+        count = launch.mem.count
+        for k, r in self.rates.items():
+            if r:
+                count[k] = int(round(count.get(k, 0) + r * n))
+        add = self.stall_rates * n
+        for pc, row in enumerate(launch.stalls):
+            for i in range(len(REASONS)):
+                row[i] += add[pc, i]
+
+    def summary(self) -> dict:
+        """What was sampled: the loop (``pc``, ``label``, ``where``), ``warp_iterations_simulated``
+        (back edges the timing model issued), ``warp_iterations_skipped``, ``period`` (cycles per
+        iteration), ``periods`` (the window's), ``spread_pct`` (half the window's relative spread
+        applied to the longest skip, in percent of ``cycles`` once set by the caller) and
+        ``ctas_skipped``."""
+        loop = self.chosen
+        if loop is None:
+            return {}
+        labels = [name for name, pc in self.kernel.labels.items() if pc == loop.head]
+        ins = self.kernel.instrs[loop.back]
+        per = np.array(self.periods)
+        return {"pc": loop.back, "label": labels[0] if labels else f"PC {loop.head}",
+                "where": f"{ins.loc.file}:{ins.loc.line}", "warp_iterations_simulated": loop.issued,
+                "warp_iterations_skipped": self.skipped, "period": self.period, "periods": self.periods,
+                "half_spread": float((per.max() - per.min()) / (2 * per.mean())) if per.size else 0.0,
+                "longest": self.longest, "ctas_skipped": self.ctas_skipped}
