@@ -6,7 +6,10 @@ through ``torch.distributed``. For each world size ``W`` of ``--worlds`` (defaul
 GPUs there are, doubling) and each collective (``all_reduce``, ``reduce_scatter``, ``all_gather``,
 ``broadcast``) over float32 buffers of 1 KiB to 1 GiB (every power of 4 and the 25 MiB of DDP's
 default bucket): 5 warm-up calls, then timed calls (CUDA events on every rank, enough calls for
-~20 ms, at least 5); the time of a size is the slowest rank's mean. Bandwidths as nccl-tests
+~20 ms, at least 5); the time of a size is the slowest rank's mean (with ``--rounds R``, the median of
+R such measurements made in turn over all the sizes, each kept in ``seconds_rounds``: a single
+measurement now and then takes several times its neighbours, e.g. 1.4 ms for 64 MiB where the
+next round took 0.25 ms, ``validation/reports/h200x2/ddp/repeats3``). Bandwidths as nccl-tests
 defines them (``doc/PERFORMANCE.md``): ``algbw = S / t`` with ``S`` the bytes of the (whole)
 buffer; ``busbw = algbw x 2(W-1)/W`` for all_reduce, ``x (W-1)/W`` for reduce_scatter and
 all_gather, ``x 1`` for broadcast.
@@ -15,7 +18,8 @@ all_gather, ``x 1`` for broadcast.
 cross-entropy, SGD), the notes' ``ddp_setup`` / ``DDP(model, device_ids=[rank])`` /
 ``zero_grad`` / ``backward`` / ``step``, per world size (1 = no DDP wrapper, the baseline) and
 per ``bucket_cap_mb`` (1, 25 = PyTorch's default, 100): 5 warm-up steps, then 20 timed steps
-(CUDA events around each step on every rank; the slowest rank's mean). On one GPU it also times
+(CUDA events around each step on every rank; the slowest rank's mean; with ``--rounds R``
+the median of R runs of the bucket sizes in turn, ``step_s_rounds``). On one GPU it also times
 each layer's backward (events at the layer's full backward hooks) and forward, the per-layer
 inputs a DDP step model needs.
 
@@ -36,6 +40,7 @@ import argparse
 import functools
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -90,34 +95,44 @@ def _time_calls(torch, dist, fn, target_s: float = 0.02) -> float:
     return t.item()
 
 
-def _collectives_worker(rank: int, world: int, port: int, out: str) -> None:
+def _collectives_worker(rank: int, world: int, port: int, out: str, rounds: int = 1) -> None:
     torch, dist = _setup(rank, world, port)
+    times: dict[tuple[str, int], list[float]] = {}
+    for _ in range(rounds):
+        for coll in COLLECTIVES:
+            for size in SIZES:
+                times.setdefault((coll, size), []).append(_time_collective(torch, dist, coll, size, world, rank))
     rows = []
-    for coll in COLLECTIVES:
-        for size in SIZES:
-            n = size // 4
-            if coll == "all_reduce":
-                fn = functools.partial(dist.all_reduce, torch.ones(n, device="cuda"))
-            elif coll == "broadcast":
-                fn = functools.partial(dist.broadcast, torch.ones(n, device="cuda"), 0)
-            elif coll == "reduce_scatter":
-                fn = functools.partial(dist.reduce_scatter_tensor, torch.empty(n // world, device="cuda"),
-                                       torch.ones(n, device="cuda"))
-            else:
-                fn = functools.partial(dist.all_gather_into_tensor, torch.empty(n, device="cuda"),
-                                       torch.ones(n // world, device="cuda"))
-            t = _time_calls(torch, dist, fn)
-            algbw = size / t
-            rows.append({"collective": coll, "world": world, "bytes": size, "seconds": t,
-                         "algbw_GBps": algbw / 1e9, "busbw_GBps": algbw * bus_factor(coll, world) / 1e9})
-            if rank == 0:
-                print(f"{coll:15s} W={world} {size:>11,d} B  {t * 1e6:10.1f} us  busbw {rows[-1]['busbw_GBps']:7.1f} GB/s",
-                      flush=True)
-            del fn
+    for (coll, size), ts in times.items():
+        t = statistics.median(ts)
+        algbw = size / t
+        rows.append({"collective": coll, "world": world, "bytes": size, "seconds": t, "seconds_rounds": ts,
+                     "algbw_GBps": algbw / 1e9, "busbw_GBps": algbw * bus_factor(coll, world) / 1e9})
     if rank == 0:
         with open(out, "w") as f:
             json.dump(rows, f)
     dist.destroy_process_group()
+
+
+def _time_collective(torch, dist, coll: str, size: int, world: int, rank: int) -> float:
+    """Seconds of one ``coll`` over ``size`` bytes (:func:`_time_calls`), printed by rank 0."""
+    n = size // 4
+    if coll == "all_reduce":
+        fn = functools.partial(dist.all_reduce, torch.ones(n, device="cuda"))
+    elif coll == "broadcast":
+        fn = functools.partial(dist.broadcast, torch.ones(n, device="cuda"), 0)
+    elif coll == "reduce_scatter":
+        fn = functools.partial(dist.reduce_scatter_tensor, torch.empty(n // world, device="cuda"),
+                               torch.ones(n, device="cuda"))
+    else:
+        fn = functools.partial(dist.all_gather_into_tensor, torch.empty(n, device="cuda"),
+                               torch.ones(n // world, device="cuda"))
+    t = _time_calls(torch, dist, fn)
+    if rank == 0:
+        busbw = size / t * bus_factor(coll, world) / 1e9
+        print(f"{coll:15s} W={world} {size:>11,d} B  {t * 1e6:10.1f} us  busbw {busbw:7.1f} GB/s", flush=True)
+    del fn
+    return t
 
 
 class _MLP:
@@ -206,17 +221,21 @@ def _ddp_worker(rank: int, world: int, port: int, args, out: str) -> None:
     rows = []
     x = torch.randn(args.batch, args.hidden, device="cuda")
     y = torch.randint(0, 10, (args.batch,), device="cuda")
-    for bucket in (BUCKETS_MB if world > 1 else (None,)):
-        model = _MLP.make(torch, args.hidden, args.layers).cuda()
-        if world > 1:
-            model = DDP(model, device_ids=[rank], bucket_cap_mb=bucket)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01)
-        t = _step_time(torch, dist, model, opt, x, y, world)
-        rows.append({"world": world, "bucket_cap_mb": bucket, "step_s": t, "hidden": args.hidden,
-                     "layers": args.layers, "batch_per_gpu": args.batch,
-                     "params": sum(p.numel() for p in model.parameters())})
-        if rank == 0:
-            print(f"ddp W={world} bucket={bucket} step {t * 1e3:8.3f} ms", flush=True)
+    steps: dict = {}
+    for _ in range(args.rounds):  # rounds interleave the bucket sizes; a row keeps their median
+        for bucket in (BUCKETS_MB if world > 1 else (None,)):
+            model = _MLP.make(torch, args.hidden, args.layers).cuda()
+            if world > 1:
+                model = DDP(model, device_ids=[rank], bucket_cap_mb=bucket)
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            t = _step_time(torch, dist, model, opt, x, y, world)
+            steps.setdefault(bucket, []).append(t)
+            params = sum(p.numel() for p in model.parameters())
+            if rank == 0:
+                print(f"ddp W={world} bucket={bucket} step {t * 1e3:8.3f} ms", flush=True)
+    for bucket, ts in steps.items():
+        rows.append({"world": world, "bucket_cap_mb": bucket, "step_s": statistics.median(ts), "step_s_rounds": ts,
+                     "hidden": args.hidden, "layers": args.layers, "batch_per_gpu": args.batch, "params": params})
     if world == 1:
         model = _MLP.make(torch, args.hidden, args.layers).cuda()
         rows.append({"world": 1, "layers_timed": _layer_times(torch, model, x, y)})
@@ -246,6 +265,9 @@ def main(argv: list[str]) -> None:
     p.add_argument("--hidden", type=int, default=4096)
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="measure every size (collectives) or bucket (ddp) this many times, interleaved, "
+                        "and keep the median (each round's time is kept too)")
     a = p.parse_args(argv)
     gpus = torch.cuda.device_count()
     worlds = a.worlds or ([w for w in (2, 4, 8) if w <= gpus] if a.what == "collectives"
@@ -255,7 +277,7 @@ def main(argv: list[str]) -> None:
         part = f"{a.out}.w{w}.tmp"
         port = 12345 + i
         if a.what == "collectives":
-            mp.spawn(_collectives_worker, args=(w, port, part), nprocs=w)
+            mp.spawn(_collectives_worker, args=(w, port, part, a.rounds), nprocs=w)
         else:
             mp.spawn(_ddp_worker, args=(w, port, a, part), nprocs=w)
         with open(part) as f:
