@@ -38,7 +38,7 @@ Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpusim.config import GPUConfig
 from gpusim.functional.memops import state_space
@@ -48,6 +48,8 @@ from isa.opcodes import Kind
 
 __all__ = ["Timed", "decode", "EXIT", "wgmma_steps", "unused_atom_results", "aggregated_atoms"]
 
+#: Kinds the issue logic treats specially (:attr:`Timed.plain` is False for them).
+_SPECIAL = frozenset({Kind.BRA, Kind.BAR, Kind.EXIT, Kind.FENCE, Kind.CPASYNC, Kind.WGMMA})
 #: Kinds whose first operand is a destination register.
 _WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK, Kind.MMA, Kind.WGMMA}
 
@@ -83,6 +85,9 @@ class Timed:
             the expansion's dependency schedule. The warp issues nothing else in between, and
             the instruction's results are ready ``latency`` (this Timed's) cycles after the
             last one issued; ``()`` for an instruction that issues at once.
+        plain: derived, not an argument: the instruction needs none of the issue logic's special
+            cases (not a branch, barrier, exit, fence, ``cp.async`` or ``wgmma``, no ``micro``,
+            no ``skip_slots``), so :meth:`gpusim.timing.sm.SM.issue` books it on its short path.
     """
 
     pc: int
@@ -100,6 +105,10 @@ class Timed:
     skip_slots: int = 0
     shared_width: int = -1
     micro: tuple["Timed", ...] = ()
+    plain: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", self.kind not in _SPECIAL and not self.micro and not self.skip_slots)
 
 
 def _names(op) -> list[str]:
