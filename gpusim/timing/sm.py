@@ -320,7 +320,7 @@ class Scheduler:
         launch = sm.launch
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
-        self.ring: list[Warp] = []  # warps + warps (changed())
+        self.after: list[list[Warp]] = []  # per warp index, the LRR order after it (changed())
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
@@ -340,7 +340,8 @@ class Scheduler:
         warps = self.warps
         for i, w in enumerate(warps):
             w.sidx = i
-        self.ring = warps + warps  # the warps twice: LRR's order is a slice of it
+        ring, n = warps + warps, len(warps)
+        self.after = [ring[i + 1:i + 1 + n] for i in range(n)]  # LRR's order after warp i issued
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
@@ -363,10 +364,10 @@ class Scheduler:
             later = False  # a warp was skipped because its operands are not ready
             last = self.last
             if self.lrr:  # LRR.order, inlined
-                order = self.warps
                 if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
-                    i = last.sidx + 1
-                    order = self.ring[i:i + len(order)]  # warps[i:] + warps[:i]
+                    order = self.after[last.sidx]  # warps[i + 1:] + warps[:i + 1]
+                else:
+                    order = self.warps
             elif self.gto:  # GTO.order, inlined
                 order = self.warps if last is None or last.done else [last] + self.warps
             else:
@@ -389,8 +390,9 @@ class Scheduler:
                     if u < t_next and not (w.waiting or w.pc == DONE):  # ready_at(w) is u (else INF)
                         t_next = u
                     continue
-                if w.waiting or w.pc == DONE:  # ready_at(w) is INF
-                    continue
+                # (a warp waiting at a barrier or with no runnable lane has dep_ready INF, but
+                # during an expansion, whose SASS use no memory queue: ready_at's INF case is
+                # excluded by the test above here)
                 if u > dep:
                     t, reason = u, "math_pipe_throttle"
                 else:
