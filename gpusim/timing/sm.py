@@ -320,7 +320,8 @@ class Scheduler:
         launch = sm.launch
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
-        self.after: list[list[Warp]] = []  # per warp index, the LRR order after it (changed())
+        self.ring: list[Warp] = []  # warps + warps (changed())
+        self.after: list[list[Warp] | None] = []  # per warp index, the LRR order after it (_run)
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
@@ -340,8 +341,8 @@ class Scheduler:
         warps = self.warps
         for i, w in enumerate(warps):
             w.sidx = i
-        ring, n = warps + warps, len(warps)
-        self.after = [ring[i + 1:i + 1 + n] for i in range(n)]  # LRR's order after warp i issued
+        self.ring = warps + warps  # the warps twice: LRR's orders are slices of it
+        self.after = [None] * len(warps)  # LRR's order after warp i issued, made when first needed
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
@@ -361,11 +362,13 @@ class Scheduler:
         while True:
             # Choose the warp: in the policy's order, the first whose ready_at(w) <= now.
             t_next = INF  # else the earliest ready_at of a warp
-            later = False  # a warp was skipped because its operands are not ready
             last = self.last
             if self.lrr:  # LRR.order, inlined
                 if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
-                    order = self.after[last.sidx]  # warps[i + 1:] + warps[:i + 1]
+                    i = last.sidx
+                    order = self.after[i]
+                    if order is None:  # warps[i + 1:] + warps[:i + 1]
+                        order = self.after[i] = self.ring[i + 1:i + 1 + len(self.warps)]
                 else:
                     order = self.warps
             elif self.gto:  # GTO.order, inlined
@@ -375,7 +378,6 @@ class Scheduler:
             for w in order:
                 dep = w.dep_ready
                 if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
-                    later = True
                     continue
                 timed = w.timed
                 u = unit_free[timed.unit] if timed.slots else 0  # a folded instruction uses no pipe
@@ -409,26 +411,25 @@ class Scheduler:
                     break
                 if t < t_next:
                     t_next = t
-            else:  # no warp can issue now
-                if later:  # the warps whose operands were not ready, in order
-                    for w in order:
-                        t = w.dep_ready
-                        if t <= now or t >= t_next:  # ready_at(w) >= dep_ready
-                            continue
-                        if w.waiting or w.pc == DONE:  # ready_at(w) is INF
-                            continue
-                        timed = w.timed  # ready_at(w)[0], inlined
-                        if timed.slots:
-                            u = unit_free[timed.unit]
-                            if u > t:
-                                t = u
-                        queue = timed.queue
-                        if queue:
-                            q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
-                            if q > t:
-                                t = q
-                        if t < t_next:
-                            t_next = t
+            else:  # no warp can issue now: t_next from the warps whose operands were not ready, in order
+                for w in order:
+                    t = w.dep_ready
+                    if t <= now or t >= t_next:  # ready_at(w) >= dep_ready (the others were seen above)
+                        continue
+                    if w.waiting or w.pc == DONE:  # ready_at(w) is INF
+                        continue
+                    timed = w.timed  # ready_at(w)[0], inlined
+                    if timed.slots:
+                        u = unit_free[timed.unit]
+                        if u > t:
+                            t = u
+                    queue = timed.queue
+                    if queue:
+                        q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
+                        if q > t:
+                            t = q
+                    if t < t_next:
+                        t_next = t
                 break
             cycles = sm.issue(w, now, t, reason)
             if cycles or self.folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
