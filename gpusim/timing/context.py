@@ -38,6 +38,7 @@ class LaunchContext(Protocol):
         order, block, region_end, overtaken: per PC, ptxas's issue order inside straight-line
             regions, the region, whether the PC ends one, and whether a later PC of its region
             was scheduled before it (empty without a SASS listing).
+        plans: a cache the SMs fill (:meth:`gpusim.timing.sm.SM._plan`), per region entry PC.
         mem: the global-memory hierarchy (:class:`gpusim.timing.memsys.MemorySystem`).
         stalls: per PC, warp-cycles per stall reason (``gpusim.timing.sm.REASONS`` order).
         events: the issue log (``None`` when not recorded).
@@ -60,6 +61,7 @@ class LaunchContext(Protocol):
     block: Any
     region_end: list
     overtaken: list
+    plans: dict
     mem: MemorySystem
     stalls: list
     events: list | None

@@ -38,7 +38,7 @@ Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gpusim.config import GPUConfig
 from gpusim.functional.memops import state_space
@@ -48,6 +48,8 @@ from isa.opcodes import Kind
 
 __all__ = ["Timed", "decode", "EXIT", "wgmma_steps", "unused_atom_results", "aggregated_atoms"]
 
+#: Kinds the issue logic treats specially (:attr:`Timed.plain` is False for them).
+_SPECIAL = frozenset({Kind.BRA, Kind.BAR, Kind.EXIT, Kind.FENCE, Kind.CPASYNC, Kind.WGMMA})
 #: Kinds whose first operand is a destination register.
 _WRITES_FIRST = {Kind.ALU, Kind.MOV, Kind.LD, Kind.CVTA, Kind.SHFL, Kind.VOTE, Kind.ACTIVEMASK, Kind.MMA, Kind.WGMMA}
 
@@ -87,6 +89,9 @@ class Timed:
             which still passes the SM's shared-memory data stage (one cycle); and
         skip_wait: whether the warp then waits for those loads (a later guarded SASS reads a
             load's result: its scoreboard wait is static) (:meth:`gpusim.sass.KernelSass.skipped_shared`).
+        plain: derived, not an argument: the instruction needs none of the issue logic's special
+            cases (not a branch, barrier, exit, fence, ``cp.async`` or ``wgmma``, no ``micro``,
+            no ``skip_slots``), so :meth:`gpusim.timing.sm.SM.issue` books it on its short path.
     """
 
     pc: int
@@ -106,6 +111,10 @@ class Timed:
     micro: tuple["Timed", ...] = ()
     skip_shared: int = 0
     skip_wait: bool = False
+    plain: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", self.kind not in _SPECIAL and not self.micro and not self.skip_slots)
 
 
 def _names(op) -> list[str]:

@@ -103,6 +103,7 @@ class Launch:
                 low = None
             self.overtaken[pc] = low is not None and low < self.order[pc]
             low = self.order[pc] if low is None else min(low, self.order[pc])
+        self.plans: dict = {}  # the SMs' precomputed issue orders of regions (SM._plan; host-side)
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))
         self.stats = memory_counters()

@@ -845,10 +845,16 @@ class L1:
         if not cache_l1:
             return self.l2.read(self._miss(t, len(lines)), lines, masks, served=served, source=self.sm)
         cache = self.cache
+        entries = cache.lines  # cache.lookup, inlined (a call per line was a tenth of a global load)
         miss_lines, miss_masks = [], []
         hits = 0
         for line, mask in zip(lines, masks):
-            hit = cache.lookup(line, mask)
+            entry = entries.get(line)
+            if entry is None:
+                hit = 0
+            else:
+                entries.move_to_end(line)
+                hit = entry[0] & mask
             hits += _POPCOUNT[hit]
             if served is not None:
                 _record(served, line, hit, "L1")

@@ -55,6 +55,7 @@ through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -128,6 +129,9 @@ class IssueEvent(NamedTuple):
     slots: int = 1
 
 
+#: ``a.min()`` of a 1-D array without the method's Python-level wrappers (a few microseconds a call).
+_min = np.minimum.reduce
+
 #: Wavefront counts of warp access patterns seen (:func:`_wavefronts`); host-side, no timing effect.
 _WF_CACHE: dict = {}
 _WF_CACHE_MAX = 1 << 16
@@ -135,14 +139,16 @@ _WF_CACHE_MAX = 1 << 16
 
 def _wavefronts(lanes: np.ndarray, addrs: np.ndarray, width: int, load: bool) -> int:
     """Shared memory's wavefronts (§5, :func:`gpusim.memmodel.shared_wavefronts`) of one warp's
-    access by lanes ``lanes`` (0..31) at byte ``addrs``, ``width`` bytes a lane. The count depends
-    only on the addresses relative to an aligned 128-byte row (banks x bank bytes), so it is
-    cached under the lanes and those relative addresses."""
+    access by lanes ``lanes`` (ascending; their lane in the warp is ``lanes & 31``) at byte
+    ``addrs``, ``width`` bytes a lane. The count depends only on the addresses relative to an
+    aligned 128-byte row (banks x bank bytes), so it is cached under the lanes (none for a whole
+    warp) and those relative addresses."""
     a = addrs.astype(np.int64)
-    a -= int(a.min()) & ~127
-    key = (lanes.tobytes(), a.tobytes(), width, load)
+    a -= int(_min(a)) & ~127
+    key = (a.tobytes(), width, load) if len(lanes) == 32 else ((lanes & 31).tobytes(), a.tobytes(), width, load)
     wf = _WF_CACHE.get(key)
     if wf is None:
+        lanes = lanes & 31
         rows = np.zeros((1, 32), np.int64)
         act = np.zeros((1, 32), np.bool_)
         rows[0, lanes] = addrs  # the given addresses: a fault names them
@@ -157,7 +163,7 @@ def _wavefronts(lanes: np.ndarray, addrs: np.ndarray, width: int, load: bool) ->
 def _warp_wavefronts(acc, addrs: np.ndarray, width: int, load: bool) -> int:
     """Shared memory's wavefronts (§5) of one warp's access ``acc`` at byte ``addrs`` (one per
     lane of ``acc.lanes``), ``width`` bytes a lane."""
-    return _wavefronts(acc.lanes & 31, addrs, width, load)
+    return _wavefronts(acc.lanes, addrs, width, load)
 
 
 def _data_wavefronts(addrs: np.ndarray, acc) -> int:
@@ -165,8 +171,8 @@ def _data_wavefronts(addrs: np.ndarray, acc) -> int:
     rule (:func:`gpusim.memmodel.shared_wavefronts`) over the lanes' byte addresses, as the
     H100's ``l1tex__data_pipe_lsu_wavefronts.sum`` counts them for loads of 1 to 32 lines
     (``validation/probes/l1_stride.py``)."""
-    rel = (addrs - (addrs.min() & ~np.uint64(127))).astype(np.int64)
-    return _wavefronts(acc.lanes & 31, rel, max(1, acc.width), True)
+    rel = (addrs - (_min(addrs) & ~np.uint64(127))).astype(np.int64)
+    return _wavefronts(acc.lanes, rel, max(1, acc.width), True)
 
 
 #: Global load patterns seen (:func:`_load_pattern`); host-side, no timing effect.
@@ -180,10 +186,11 @@ def _load_pattern(addrs: np.ndarray, acc, base: int) -> tuple[int, int, list[int
     wavefronts, :func:`_data_wavefronts`). They depend only on the lanes and the addresses
     relative to ``base``, so they are cached under those."""
     rel = addrs - np.uint64(base)
-    lanes = acc.lanes & 31
-    key = (lanes.tobytes(), rel.tobytes(), acc.width)
+    full = len(acc.lanes) == 32  # a whole warp: lanes 0..31 (the key needs no lane list)
+    key = (rel.tobytes(), acc.width) if full else ((acc.lanes & 31).tobytes(), rel.tobytes(), acc.width)
     got = _LD_CACHE.get(key)
     if got is None:
+        lanes = acc.lanes & 31
         sectors = np.unique(rel >> np.uint64(5)).astype(np.int64)
         lines, masks = _lines(sectors)
         got = (len(sectors), int(sectors[0]), lines, masks,
@@ -264,7 +271,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event", "cp", "wg", "cand", "cord", "cdone", "sidx")
+                 "event", "cp", "wg", "cand", "cord", "cdone", "sidx", "q", "plan", "plan_i")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -288,6 +295,20 @@ class Warp:
         self.cord: list[int] = []  # whether a queued outcome outside their region ends them
         self.cdone = False
         self.sidx = 0  # its index in its scheduler's warps (Scheduler.changed)
+        self.q = cta.stepper.queued[self.gw]  # its queued outcomes (the stepper's deque, never replaced)
+        self.plan: tuple | None = None  # a region's precomputed picks (SM._plan) being followed, and
+        self.plan_i = 0  # the index in it of the next one
+
+
+class _PlanWarp:
+    """The state :meth:`SM._sass_search` reads and keeps of a warp, for :meth:`SM._region_plan`'s
+    simulated warp: its queued outcomes ``q`` (tuples whose first item is the PC), its PC and
+    its candidates."""
+
+    __slots__ = ("q", "pc", "cand", "cord", "cdone")
+
+    def __init__(self, pc: int, q: deque):
+        self.q, self.pc, self.cand, self.cord, self.cdone = q, pc, None, [], False
 
 
 class Scheduler:
@@ -300,6 +321,7 @@ class Scheduler:
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
         self.ring: list[Warp] = []  # warps + warps (changed())
+        self.after: list[list[Warp] | None] = []  # per warp index, the LRR order after it (_run)
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
@@ -307,7 +329,7 @@ class Scheduler:
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.gto = type(self.policy) is GTO  # _pick inlines their orders
+        self.gto = type(self.policy) is GTO  # _run inlines their orders
         self.lrr = type(self.policy) is LRR
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
@@ -319,35 +341,107 @@ class Scheduler:
         warps = self.warps
         for i, w in enumerate(warps):
             w.sidx = i
-        self.ring = warps + warps  # the warps twice: LRR's order is a slice of it
+        self.ring = warps + warps  # the warps twice: LRR's orders are slices of it
+        self.after = [None] * len(warps)  # LRR's order after warp i issued, made when first needed
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
         """Issue at the current cycle, then schedule the next wake-up: after the issue cycles of
         what issued, or (nothing could issue) at the cycle something can, unless woken earlier
-        (:meth:`wake`)."""
+        (:meth:`wake`).
+
+        The warp to issue is the first in the policy's order that can issue now (:meth:`ready_at`),
+        issued with the cycle it became ready and what held it until then; the choice is
+        inlined here (it runs once per issue and per idle wake-up, the engine's hottest code)."""
         if token != self.token:  # a wake-up superseded by an earlier one
             return
         self.sleep_until = None
-        env = self.env
-        now = env.now
-        issue = self.sm.issue
-        pick = self._pick
+        now = self.env.now
+        sm = self.sm
+        unit_free = self.unit_free
         while True:
-            w, t, reason = pick(now)
-            if w is None:
+            # Choose the warp: in the policy's order, the first whose ready_at(w) <= now.
+            t_next = INF  # else the earliest ready_at of a warp
+            last = self.last
+            if self.lrr:  # LRR.order, inlined
+                if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
+                    i = last.sidx
+                    order = self.after[i]
+                    if order is None:  # warps[i + 1:] + warps[:i + 1]
+                        order = self.after[i] = self.ring[i + 1:i + 1 + len(self.warps)]
+                else:
+                    order = self.warps
+            elif self.gto:  # GTO.order, inlined
+                order = self.warps if last is None or last.done else [last] + self.warps
+            else:
+                order = self.policy.order(self.warps, last)
+            for w in order:
+                dep = w.dep_ready
+                if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
+                    continue
+                timed = w.timed
+                u = unit_free[timed.unit] if timed.slots else 0  # a folded instruction uses no pipe
+                queue = timed.queue
+                if not queue:
+                    if u <= now:
+                        if u > dep:
+                            t, reason = u, "math_pipe_throttle"
+                        else:
+                            t, reason = dep, w.dep_reason
+                        break
+                    if u < t_next and not (w.waiting or w.pc == DONE):  # ready_at(w) is u (else INF)
+                        t_next = u
+                    continue
+                # (a warp waiting at a barrier or with no runnable lane has dep_ready INF, but
+                # during an expansion, whose SASS use no memory queue: ready_at's INF case is
+                # excluded by the test above here)
+                if u > dep:
+                    t, reason = u, "math_pipe_throttle"
+                else:
+                    t, reason = dep, w.dep_reason
+                if queue == "mio":
+                    q = sm.shared_free - sm.mio_queue
+                    if q > t:
+                        t, reason = q, "mio_throttle"
+                else:
+                    q = sm.l1.free - sm.lg_queue
+                    if q > t:
+                        t, reason = q, "lg_throttle"
+                if t <= now:
+                    break
+                if t < t_next:
+                    t_next = t
+            else:  # no warp can issue now: t_next from the warps whose operands were not ready, in order
+                for w in order:
+                    t = w.dep_ready
+                    if t <= now or t >= t_next:  # ready_at(w) >= dep_ready (the others were seen above)
+                        continue
+                    if w.waiting or w.pc == DONE:  # ready_at(w) is INF
+                        continue
+                    timed = w.timed  # ready_at(w)[0], inlined
+                    if timed.slots:
+                        u = unit_free[timed.unit]
+                        if u > t:
+                            t = u
+                    queue = timed.queue
+                    if queue:
+                        q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
+                        if q > t:
+                            t = q
+                    if t < t_next:
+                        t_next = t
                 break
-            cycles = issue(w, now, t, reason)
+            cycles = sm.issue(w, now, t, reason)
             if cycles or self.folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
                 self.folded = 0
                 self.token = token = token + 1
-                env.at(now + cycles if cycles > 1 else now + 1, self._wake, token)
+                self.env.at(now + cycles if cycles > 1 else now + 1, self._wake, token)
                 return
             self.folded += 1
-        self.sleep_until = t
+        self.sleep_until = t_next
         self.token = token = token + 1
-        if t != INF:
-            env.at(math.ceil(t), self._wake, token)
+        if t_next != INF:
+            self.env.at(math.ceil(t_next), self._wake, token)
 
     def wake(self, t: float) -> None:
         """Something may issue at cycle ``t``: end a longer sleep."""
@@ -378,77 +472,6 @@ class Scheduler:
                 if q > t:
                     t, reason = q, "lg_throttle"
         return t, reason
-
-    def _pick(self, now: int) -> tuple[Warp | None, float, str]:
-        """The warp to issue at ``now`` with the cycle it became ready and what held it until then
-        (:meth:`ready_at`, inlined), or ``(None, the earliest cycle a warp can issue, "")``."""
-        t_next = INF
-        unit_free = self.unit_free
-        later = False
-        last = self.last
-        if self.lrr:  # LRR.order, inlined
-            order = self.warps
-            if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
-                i = last.sidx + 1
-                order = self.ring[i:i + len(order)]  # warps[i:] + warps[:i]
-        elif self.gto:  # GTO.order, inlined
-            order = self.warps if last is None or last.done else [last] + self.warps
-        else:
-            order = self.policy.order(self.warps, last)
-        for w in order:
-            dep = w.dep_ready
-            if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
-                later = True
-                continue
-            timed = w.timed
-            u = unit_free[timed.unit] if timed.slots else 0
-            queue = timed.queue
-            if not queue:
-                if u <= now:
-                    return (w, u, "math_pipe_throttle") if u > dep else (w, dep, w.dep_reason)
-                if u < t_next and not (w.waiting or w.pc == DONE):  # ready_at(w) is u (else INF)
-                    t_next = u
-                continue
-            if w.waiting or w.pc == DONE:  # ready_at(w) is INF
-                continue
-            if u > dep:
-                t, reason = u, "math_pipe_throttle"
-            else:
-                t, reason = dep, w.dep_reason
-            sm = self.sm
-            if queue == "mio":
-                q = sm.shared_free - sm.mio_queue
-                if q > t:
-                    t, reason = q, "mio_throttle"
-            else:
-                q = sm.l1.free - sm.lg_queue
-                if q > t:
-                    t, reason = q, "lg_throttle"
-            if t <= now:
-                return w, t, reason
-            if t < t_next:
-                t_next = t
-        if later:  # the warps whose operands were not ready, in order
-            sm = self.sm
-            for w in order:
-                t = w.dep_ready
-                if t <= now or t >= t_next:  # ready_at(w) >= dep_ready
-                    continue
-                if w.waiting or w.pc == DONE:  # ready_at(w) is INF
-                    continue
-                timed = w.timed  # ready_at(w)[0], inlined
-                if timed.slots:
-                    u = unit_free[timed.unit]
-                    if u > t:
-                        t = u
-                queue = timed.queue
-                if queue:
-                    q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
-                    if q > t:
-                        t = q
-                if t < t_next:
-                    t_next = t
-        return None, t_next, ""
 
 
 class SM:
@@ -556,9 +579,19 @@ class SM:
             return self._issue_micro(w, now, segs)
 
         cta = w.cta
-        _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw, w.qidx)  # a Step
-        if w.qidx:  # issued ahead of its turn: the warp's next instruction in program order is unchanged
-            next_pc = cta.stepper.warp_pc(w.gw)
+        # The outcome (a Step's fields): CTAStepper.step, its two common cases inlined (a queued
+        # outcome and no CTA started since the last run-ahead; an outcome ptxas scheduled early).
+        q, qidx = w.q, w.qidx
+        if qidx:  # issued ahead of its turn: the warp's next instruction in program order is unchanged
+            _, _, active, accesses, next_pc, taken, exited, waits = q[qidx]
+            del q[qidx]
+            next_pc = q[0][0]  # CTAStepper.warp_pc (q[0] is still queued)
+        elif q and not cta.stepper.pending:
+            _, _, active, accesses, next_pc, taken, exited, waits = q.popleft()
+        else:
+            _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw)
+        if timed.plain:
+            return self._issue_plain(w, now, timed, stalls, segs, active, accesses, next_pc)
         slots = timed.slots
         kind = timed.kind
         skipped = timed.skip_slots and taken == active  # an if-converted branch all threads took
@@ -649,6 +682,59 @@ class SM:
             launch.on_back_edge(w, now, timed.pc)  # a loop's back edge (the loop sampler may park the warp)
         return slots
 
+    def _issue_plain(self, w: Warp, now: int, timed: "Timed", stalls: list, segs: list | None, active: int,
+                     accesses: list, next_pc: int) -> int:
+        """:meth:`issue`'s booking of a :attr:`~gpusim.timing.decode.Timed.plain` instruction (no
+        branch, barrier, exit, asynchronous group or expansion; so no thread exited or waits): the
+        same steps as the general path, without the tests that cannot hold, and :meth:`_next`
+        inlined."""
+        slots = timed.slots
+        if slots:
+            stalls[0] += slots  # "selected"
+            w.last_issue = now + slots - 1
+            w.sched.unit_free[timed.unit] = now + timed.interval
+        elif w.last_issue < now - 1:
+            w.last_issue = now - 1
+        launch = self.launch
+        events = launch.events
+        served = None
+        if accesses:
+            if events is not None and timed.space not in ("shared", "local"):
+                served = launch.mem.served = {}
+            done = self._memory(w, accesses, now)
+            launch.mem.served = None
+        else:
+            done = now + timed.latency
+        pend = w.pend
+        if timed.writes:
+            p = (done, timed.reason)
+            for r in timed.writes:
+                pend[r] = p
+        if events is not None:
+            events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, active,
+                                     int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
+                                     served or None, slots))
+        if next_pc == DONE:
+            w.pc = next_pc = w.cta.stepper.warp_pc(w.gw)
+            if next_pc == DONE:  # its other lanes wait at the barrier
+                w.waiting = True
+                w.dep_ready, w.dep_reason = INF, "barrier"
+                return slots
+        w.pc = next_pc
+        # _next(w, now + slots, "wait"), inlined
+        if launch.block:
+            w.qidx, pc = self._sass_next(w)
+        else:
+            pc = next_pc
+        timed = w.timed = launch.timed[pc]
+        t, reason = now + slots, "wait"
+        for r in timed.regs:
+            p = pend.get(r)
+            if p is not None and p[0] > t:
+                t, reason = p
+        w.dep_ready, w.dep_reason = t, reason
+        return slots
+
     def _issue_micro(self, w: Warp, now: int, segs: list | None) -> int:
         """Issue the next SASS instruction of the expansion ``w`` is in (:attr:`Timed.micro`: its
         own pipe, one issue cycle); after the last, its results are pending and the warp goes on."""
@@ -709,8 +795,83 @@ class SM:
         The candidates (the PCs of the queue's first outcomes that qualify, ``w.cand``, with
         their orders ``w.cord``) are kept between calls: each call takes one of them (the one
         the warp issues next), and the list only grows at its end, from outcomes queued since,
-        until a queued outcome outside the region ends it (``w.cdone``)."""
-        q = w.cta.stepper.queued[w.gw]
+        until a queued outcome outside the region ends it (``w.cdone``).
+
+        Host-side shortcut (same picks): when a warp enters a region with the rest of it queued
+        (every PC to the region's end, then an outcome that ends the candidates), the picks
+        follow from the region alone; they are computed once per region entry PC
+        (:meth:`_plan`) and followed (``w.plan``) instead of searched."""
+        plan = w.plan
+        if plan is not None:
+            k = w.plan_i
+            if k + 1 == len(plan):
+                w.plan = None
+            else:
+                w.plan_i = k + 1
+            return plan[k]
+        q = w.q
+        if q and w.cand is None:
+            pc0 = q[0][0]
+            launch = self.launch
+            if pc0 < len(launch.block) and not launch.region_end[pc0] and launch.overtaken[pc0]:
+                plan = self._plan(pc0, q)
+                if plan is not None:
+                    w.plan, w.plan_i = plan, 1
+                    return plan[0]
+        return self._sass_search(w)
+
+    def _plan(self, pc0: int, q) -> tuple | None:
+        """The picks of :meth:`_sass_search` (``(queue index, PC)`` each) for a warp with no
+        candidates that enters the straight-line region at ``pc0`` with queue ``q``, when ``q``
+        holds the rest of the region (``pc0``, ``pc0 + 1``... to its end) and then an outcome
+        that ends the candidates: they depend on the region alone (outcomes queued later come
+        after that one), so they are computed once per ``pc0`` (:meth:`_region_plan`). ``None``
+        otherwise (the search then runs)."""
+        plans = self.launch.plans
+        got = plans.get(pc0, False)
+        if got is False:
+            got = plans[pc0] = self._region_plan(pc0)
+        if got is None:
+            return None
+        last, picks = got
+        m = last - pc0 + 1
+        if len(q) <= m or q[0][0] != pc0 or q[m - 1][0] != last:
+            return None
+        pc = pc0  # the queued PCs must be the region's, in order (a deque's indexing is cheap near its ends)
+        for i, o in enumerate(q):
+            if i == m:
+                x = o[0]  # the outcome after the region must end the candidates (as _sass_search tests)
+                launch = self.launch
+                block = launch.block
+                if x <= last or x >= len(block) or block[x] != block[pc0] or launch.region_end[x]:
+                    return picks
+                return None
+            if o[0] != pc:
+                return None
+            pc += 1
+        return None
+
+    def _region_plan(self, pc0: int) -> tuple[int, tuple] | None:
+        """(the region's last PC, the picks :meth:`_sass_search` makes for a warp with no
+        candidates whose queue holds the region from ``pc0`` on, then an outcome outside it), or
+        ``None`` if the search would keep candidates past the region (never expected)."""
+        launch = self.launch
+        block, ends = launch.block, launch.region_end
+        last = pc0
+        while last + 1 < len(block) and block[last + 1] == block[pc0] and not ends[last + 1]:
+            last += 1
+        sim = _PlanWarp(last + 1, deque((pc,) for pc in range(pc0, last + 2)))
+        sim.q[-1] = (-1,)  # ends the candidates (a PC no later than the one before it)
+        picks = []
+        for _ in range(last - pc0 + 1):
+            qidx, pc = self._sass_search(sim)
+            picks.append((qidx, pc))
+            del sim.q[qidx]
+        return (last, tuple(picks)) if sim.cand is None else None
+
+    def _sass_search(self, w: "Warp | _PlanWarp") -> tuple[int, int]:
+        """:meth:`_sass_next`'s search of the candidates (its docstring)."""
+        q = w.q
         if not q:
             w.cand = None
             return 0, w.pc
@@ -835,7 +996,7 @@ class SM:
                 words = np.uint64(max(1, -(-launch.kernel.local_bytes // 4)))
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
             if acc.op == "ld" and acc.space != "local":
-                base = int(a.min()) & ~127
+                base = int(_min(a)) & ~127
                 n, first, lines, masks, wf = _load_pattern(a, acc, base)
                 t = mem.load_lines(self.index, now, [(base >> 7) + line for line in lines], list(masks), n,
                                    (base >> 5) + first, w.timed.cache_l1, wf)
