@@ -327,7 +327,7 @@ class LoopSampler:
 
     def _resume(self, x, t: int) -> None:
         """Warp ``x`` (parked) issues again from cycle ``t`` on, at its next PC."""
-        x.cand, x.qidx = None, 0
+        x.forget_issue_window()
         x.pc = x.cta.stepper.warp_pc(x.gw)
         x.last_issue = t - 1   # the skipped cycles are not stalls of the next instruction (finish adds them)
         sm = x.cta.sm

@@ -299,6 +299,13 @@ class Warp:
         self.plan: tuple | None = None  # a region's precomputed picks (SM._plan) being followed, and
         self.plan_i = 0  # the index in it of the next one
 
+    def forget_issue_window(self) -> None:
+        """Drop what :meth:`SM._sass_next` keeps between issues (the queue index, candidates and a
+        region's plan): for a warp whose queued outcomes were taken by someone else (the loop
+        sampler running it ahead functionally, :mod:`gpusim.timing.itersampling`)."""
+        self.qidx, self.cand, self.cord, self.cdone = 0, None, [], False
+        self.plan, self.plan_i = None, 0
+
 
 class _PlanWarp:
     """The state :meth:`SM._sass_search` reads and keeps of a warp, for :meth:`SM._region_plan`'s

@@ -87,3 +87,15 @@ def test_loop_sampling_off_short_loops_and_loopless_kernels_run_in_detail():
     assert flat.sampling.method == "detailed" and "the kernel has no loop" in flat.sampling.reason
     with pytest.raises(ValueError, match="bad sampling policy"):
         Policy(iteration_min_chunks=1)
+
+
+def test_loop_sampling_of_a_kernel_whose_warps_follow_precomputed_region_plans():
+    # matmul_regtile's loop body is one long straight-line region that ptxas reordered: its warps
+    # issue it through SM._plan's picks, which a warp run ahead by the sampler must drop (it once
+    # resumed with a stale plan and indexed past its queue).
+    from gpusim.suite import CASES, run_case
+    with gpusim.Device("h100", mode="timing"):
+        run = run_case(CASES["matmul_regtile"], gpusim, 256)
+    (res,) = run.launches
+    assert res.sampling.method == "loop" and res.sampling.iterations_skipped > 0
+    assert np.array_equal(run.outputs["C"].view(np.uint32), run.expected["C"].view(np.uint32))
