@@ -92,7 +92,8 @@ CTA_LOCAL_KINDS = frozenset({Kind.ALU, Kind.MOV, Kind.CVTA, Kind.BRA, Kind.EXIT,
                              Kind.FENCE})
 
 _CTA_SPACES = frozenset({"shared", "shared::cta"})
-_ORDERED = frozenset({"volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio"})
+#: ld/st modifiers that order a memory access against other threads (PTX ISA 9.0 memory consistency model)
+ORDERED = frozenset({"volatile", "relaxed", "acquire", "release", "acq_rel", "sc", "mmio"})
 _BARRIERS = frozenset({"bar", "barrier", "bar.red", "barrier.red"})
 
 
@@ -148,8 +149,8 @@ def serial_reason(kernel: Kernel) -> str | None:
         cta_space = bool(mods & _CTA_SPACES)
         if kind is Kind.ATOM and not cta_space:
             return f"{ins.op} on {'global' if 'global' in mods else 'generic'} memory at {line}"
-        if kind in (Kind.LD, Kind.ST) and mods & _ORDERED and not cta_space and "cta" not in mods:
-            order = sorted(mods & _ORDERED)[0]
+        if kind in (Kind.LD, Kind.ST) and mods & ORDERED and not cta_space and "cta" not in mods:
+            order = sorted(mods & ORDERED)[0]
             return f"{ins.op}.{order} at {line}"
         if kind is Kind.FENCE and ins.op in ("membar", "fence") and "cta" not in mods:
             return f"{ins.mnemonic} at {line}"

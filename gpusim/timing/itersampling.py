@@ -55,6 +55,7 @@ import math
 import numpy as np
 
 from gpusim.errors import KernelFault
+from gpusim.functional.parallel import ORDERED
 from gpusim.functional.warpstep import DONE
 from gpusim.timing.sm import INF, REASONS
 from isa.ir import Kernel
@@ -82,17 +83,29 @@ _POLL = 16
 _TIMED = ("clock", "clock64", "globaltimer")
 
 
+def _waits_on_others(ins) -> bool:
+    """Whether ``ins`` can make a loop's trip count depend on other threads: an atomic (any
+    space: a spin lock), an ordered load or store (``.volatile``, ``.acquire``...: a flag) or a
+    fence. Running such a loop ahead functionally could wait forever for a parked warp."""
+    kind = ins.spec.kind
+    return (kind is Kind.ATOM or kind is Kind.FENCE
+            or kind in (Kind.LD, Kind.ST) and bool(set(ins.mods) & ORDERED))
+
+
 def outer_loops(kernel: Kernel) -> dict[int, int]:
     """The kernel's outermost loops: back-edge PC -> head PC, for every ``bra`` to a label at or
-    before it whose body ``[head, back edge]`` lies in no other such branch's body."""
+    before it whose body ``[head, back edge]`` lies in no other such branch's body, and holds no
+    instruction that waits on other threads (:func:`_waits_on_others`: a spin loop is no
+    candidate; its iterations are not alike anyway)."""
     edges = {}
     for pc, ins in enumerate(kernel.instrs):
         if ins.spec.kind is Kind.BRA and ins.operands and getattr(ins.operands[0], "name", None) in kernel.labels:
             head = kernel.labels[ins.operands[0].name]
             if head <= pc:
                 edges[pc] = head
-    return {b: h for b, h in edges.items()
-            if not any(h2 <= h and b <= b2 and (h2, b2) != (h, b) for b2, h2 in edges.items())}
+    outer = {b: h for b, h in edges.items()
+             if not any(h2 <= h and b <= b2 and (h2, b2) != (h, b) for b2, h2 in edges.items())}
+    return {b: h for b, h in outer.items() if not any(_waits_on_others(i) for i in kernel.instrs[h:b + 1])}
 
 
 class _Loop:

@@ -99,3 +99,18 @@ def test_loop_sampling_of_a_kernel_whose_warps_follow_precomputed_region_plans()
     (res,) = run.launches
     assert res.sampling.method == "loop" and res.sampling.iterations_skipped > 0
     assert np.array_equal(run.outputs["C"].view(np.uint32), run.expected["C"].view(np.uint32))
+
+
+def test_spin_loops_are_not_candidates():
+    # locked_sum spins on atom.cas, flag_wait on a volatile load: running such a loop ahead
+    # functionally while the lock holder is parked would never end (it hung the suite once).
+    from gpusim.timing.itersampling import outer_loops
+    from isa import parse
+    path = pathlib.Path(__file__).parents[1] / "functional" / "ptx" / "its.ptx"
+    module = parse(path.read_text(), str(path))
+    for name in ("locked_sum", "flag_wait"):
+        k = module.kernels[name]
+        assert all(not any(i.spec.kind.name in ("ATOM", "FENCE") or "volatile" in i.mods
+                           for i in k.instrs[h:b + 1]) for b, h in outer_loops(k).items())
+    spins = [pc for pc, i in enumerate(module.kernels["locked_sum"].instrs) if i.op == "atom"]
+    assert spins and not any(h <= spins[0] <= b for b, h in outer_loops(module.kernels["locked_sum"]).items())
