@@ -298,3 +298,21 @@ def test_integer_multiply_adds_issue_at_the_imad_pipe_rate(interval):
         out = gpusim.zeros(32, np.uint32)
         c0, c1 = (mod.get_function(k)((1,), (32,), (out,)).cycles for k in ("straight_0", "straight_256"))
     assert (c1 - c0) / 1024 == pytest.approx(interval, rel=0.05)
+
+
+@pytest.mark.parametrize("case", ["reduce_v2", "transpose_conflict", "copy_offset", "gmem_stride_u32"])
+def test_the_inlined_warp_pick_agrees_with_ready_at(case, monkeypatch):
+    # Scheduler._run inlines Scheduler.ready_at for speed; every issue's ready cycle and stall
+    # reason must be what ready_at, the readable definition, says of that warp.
+    from gpusim.timing.sm import SM
+    issue, seen = SM.issue, []
+
+    def checked(self, w, now, t_ready, reason):
+        if w.expansion is None:
+            seen.append((w.sched.ready_at(w), (t_ready, reason)))
+        return issue(self, w, now, t_ready, reason)
+
+    monkeypatch.setattr(SM, "issue", checked)
+    with gpusim.Device("h100", mode="timing", sampling=False):
+        run_case(CASES[case], gpusim, CASES[case].test_n)
+    assert seen and all(a == b for a, b in seen), next((a, b) for a, b in seen if a != b)
