@@ -1,0 +1,82 @@
+"""GPU probe: when does the H100's L2 write dirty sectors back below its capacity?
+
+``random_access.py``'s ``wr_mod`` showed that random 4-byte stores over 8-48 MiB (less than the
+50 MB L2) cost DRAM writes that grow past one a sector (0.66 at 8 MiB, 2.1 at 32 MiB) while DRAM
+reads stay at one a sector: sectors are completed once and then written back again and again
+without being evicted (docs/model/memory.md, "Irregular access"). This probe varies what could
+trigger those write-backs, at fixed footprints ``F`` (8, 16, 32 MiB):
+
+* ``wr_mod`` (the same kernel as ``random_access.py``'s: ``x[mix(t * iters + i) % words] = t``)
+  with ``iters`` = 2, 4, 16, 64 stores a thread: the stores a sector per launch;
+* ``wr_mod`` at 16 MiB with a quarter of the CTAs and four times the iterations (the same
+  stores, over a longer time with less in flight): does the count follow time or stores?
+* ``wr_sec``: groups of 8 lanes store one whole random 32-byte sector (``iters`` 16): do
+  complete sectors get the same write-backs as partial ones?
+
+Run it under Nsight Compute on a GPU machine (clocks untouched)::
+
+    ncu --clock-control none --metrics sm__cycles_elapsed.avg,gpu__time_duration.sum,\\
+        lts__t_sectors_op_write.sum,lts__t_sectors_op_read.sum,dram__bytes_read.sum,dram__bytes_write.sum \\
+        --csv --page raw --print-units base --log-file $OUT/store_cleaning.csv \\
+        python3 validation/probes/store_cleaning.py | tee $OUT/store_cleaning_log.txt
+
+ncu's rows follow :func:`launches`' order (``launch LABEL`` lines on stdout); ncu flushes the
+caches before each launch (its default ``--cache-control all``). Needs CuPy only; :func:`launches`
+imports anywhere.
+"""
+
+from __future__ import annotations
+
+CODE = r"""
+__device__ __forceinline__ unsigned mix(unsigned x)
+{
+    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+    return x;
+}
+
+extern "C" __global__ void wr_mod(unsigned* x, unsigned words, unsigned iters)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (unsigned i = 0; i < iters; ++i)
+        x[mix(t * iters + i) % words] = t;
+}
+
+// Lanes 8g..8g+7 store the 8 words of sector mix(g * iters + i) % sectors (a whole sector).
+extern "C" __global__ void wr_sec(unsigned* x, unsigned words, unsigned iters)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x, g = t >> 3;
+    for (unsigned i = 0; i < iters; ++i)
+        x[(size_t)(mix(g * iters + i) % (words / 8)) * 8 + (t & 7)] = t;
+}
+"""
+
+BLOCK = 256
+CTAS_PER_SM = 8
+FOOTPRINTS_MIB = (8, 16, 32)
+ITERS = (2, 4, 16, 64)
+
+
+def launches(sm_count: int = 132) -> list[tuple[str, str, int, int, int]]:
+    """``(label, kernel, footprint bytes, iterations, CTAs)`` in launch order."""
+    full = sm_count * CTAS_PER_SM
+    rows = [(f"wr_mod {m} MiB iters {it}", "wr_mod", m << 20, it, full) for m in FOOTPRINTS_MIB for it in ITERS]
+    rows.append(("wr_mod 16 MiB iters 64 quarter grid", "wr_mod", 16 << 20, 64, full // 4))
+    rows += [(f"wr_sec {m} MiB iters 16", "wr_sec", m << 20, 16, full) for m in FOOTPRINTS_MIB]
+    return rows
+
+
+def main() -> None:
+    import cupy
+    import numpy as np
+
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    mod = cupy.RawModule(code=CODE)
+    buf = cupy.zeros(max(FOOTPRINTS_MIB) << 18, cupy.uint32)
+    for label, k, fp, iters, ctas in launches(sms):
+        mod.get_function(k)((ctas,), (BLOCK,), (buf, np.uint32(fp // 4), np.uint32(iters)))
+        cupy.cuda.runtime.deviceSynchronize()
+        print(f"launch {label}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
