@@ -245,18 +245,28 @@ _PATTERNS: dict[tuple, tuple[int, int]] = {}
 
 
 def _by_phase(rows: np.ndarray, period: int, act: np.ndarray | None):
-    """When all lanes are active and every row of ``rows`` (W, 32) is row 0 moved by a constant
-    (every warp makes the same pattern of addresses, as warp-regular code does, warp after warp
-    and CTA after CTA): ``(rel, first, counts)``, the pattern (row 0 less its first address), the
-    index of one row per distinct first address modulo ``period`` (ascending) and the number of
-    rows of each. ``None`` otherwise."""
-    if act is not None or rows.shape[0] < 2:
+    """When every row of ``rows`` (W, 32) has the same active lanes (``act``: None, all lanes, or
+    a (W, 32) mask whose rows are equal) and is row 0 moved by a constant on them (every warp
+    makes the same pattern of addresses, as warp-regular code does, warp after warp and CTA after
+    CTA, also inside a branch all warps take alike): ``(rel, first, counts, ref, mask)``, the
+    pattern (row 0 less the address of its first active lane ``ref``; 0 on inactive lanes), the
+    index of one row per distinct address of lane ``ref`` modulo ``period`` (ascending), the
+    number of rows of each, and the active lanes (bool (32,), or None: all). ``None`` otherwise."""
+    if rows.shape[0] < 2:
         return None
-    rel = rows - rows[:, :1]
+    ref, mask = 0, None
+    if act is not None:
+        if not (act == act[0]).all() or not act[0].any():
+            return None
+        mask = act[0]
+        ref = int(np.argmax(mask))
+    rel = rows - rows[:, ref:ref + 1]
+    if mask is not None:
+        rel = np.where(mask, rel, rel.dtype.type(0))
     if not (rel == rel[0]).all():
         return None
-    _, first, counts = np.unique(rows[:, 0] & (period - 1), return_index=True, return_counts=True)
-    return rel[0], first, counts
+    _, first, counts = np.unique(rows[:, ref] & (period - 1), return_index=True, return_counts=True)
+    return rel[0], first, counts, ref, mask
 
 
 def _remember(key: tuple, cost: tuple[int, int]) -> tuple[int, int]:
@@ -277,16 +287,18 @@ def _global_cost(rows: np.ndarray, width: int, act: np.ndarray | None) -> tuple[
     row per phase is costed, once per pattern (:data:`_PATTERNS`)."""
     ph = _by_phase(rows, 32, act)
     if ph is not None:
-        rel, first, counts = ph
+        rel, first, counts, ref, mask = ph
         rs = rel.view(np.int64)                                     # signed differences
+        base = rows[:, ref]
         # global_sectors refuses an access past the end of the 64-bit space: leave that to it
-        if int(rows[:, 0].min()) + int(rs.min()) >= 0 and int(rows[:, 0].max()) + int(rs.max()) <= _ADDRESS_END - width:
+        if int(base.min()) + int(rs.min()) >= 0 and int(base.max()) + int(rs.max()) <= _ADDRESS_END - width:
             req = sec = 0
+            mkey = None if mask is None else mask.tobytes()
             for i, n in zip(first.tolist(), counts.tolist()):
-                key = ("global", width, rel.tobytes(), int(rows[i, 0]) & 31)
+                key = ("global", width, rel.tobytes(), mkey, int(base[i]) & 31)
                 hit = _PATTERNS.get(key)
                 if hit is None:
-                    cost = global_sectors(rows[i:i + 1], width)
+                    cost = global_sectors(rows[i:i + 1], width, None if mask is None else mask[None])
                     hit = _remember(key, (int(cost.requests[0]), int(cost.sectors[0])))
                 req += hit[0] * n
                 sec += hit[1] * n
@@ -307,17 +319,18 @@ def _shared_cost(rows: np.ndarray, width: int, is_load: bool, act: np.ndarray | 
     then costs them all, to raise what it says of the whole access)."""
     ph = _by_phase(rows, 128, act)
     if ph is not None:
-        rel, first, counts = ph
-        if int(rows[:, 0].min()) + int(rel.min()) >= 0:             # (negative addresses: its error)
+        rel, first, counts, ref, mask = ph
+        if int(rows[:, ref].min()) + int(rel.min()) >= 0:           # (negative addresses: its error)
             per_warp = np.empty(rows.shape[0], np.int64)
             conflicts = 0
-            phase = rows[:, 0] & 127
+            phase = rows[:, ref] & 127
+            mkey = None if mask is None else mask.tobytes()
             for i, n in zip(first.tolist(), counts.tolist()):
                 p = int(phase[i])
-                key = ("shared", width, is_load, rel.tobytes(), p)
+                key = ("shared", width, is_load, rel.tobytes(), mkey, p)
                 hit = _PATTERNS.get(key)
                 if hit is None:
-                    cost = shared_wavefronts(rows[i:i + 1], width, is_load)
+                    cost = shared_wavefronts(rows[i:i + 1], width, is_load, None if mask is None else mask[None])
                     hit = _remember(key, (int(cost.wavefronts[0]), int(cost.conflicts[0])))
                 per_warp[phase == p] = hit[0]
                 conflicts += hit[1] * n

@@ -88,3 +88,40 @@ def test_memory_counters_per_ptx_line_sum_to_the_launch_totals(mode):
         assert all(kinds[pc] in ("ld", "st") for pc in np.flatnonzero(per_pc))
     (shared_ld,) = np.flatnonzero(res.pc_metrics[LD_WF])
     assert res.pc_metrics[LD_BC][shared_ld] == res.metrics[LD_BC] > 0
+
+
+def test_pattern_memo_agrees_with_the_models_under_a_uniform_active_mask():
+    """memops costs one warp per (pattern, active lanes, phase) and reuses it for every warp that
+    repeats them (divergent code where all warps take the branch alike); per warp it must give
+    exactly what the bank and sector models give for each warp on its own."""
+    from gpusim.functional import memops
+    from gpusim.memmodel import global_sectors, shared_wavefronts
+
+    rng = np.random.default_rng(7)
+    memops._PATTERNS.clear()   # patterns repeat between trials with other masks: the memo must tell them apart
+    for trial in range(40):
+        width = int(rng.choice([4, 8, 16]))
+        mask = rng.random(32) < rng.uniform(0.2, 1.0)
+        mask[rng.integers(32)] = True
+        pattern = rng.integers(0, 64, 32) * width if trial % 2 else np.arange(32) * width * int(rng.integers(1, 5))
+        bases = rng.integers(0, 1 << 12, 12) * width        # several phases modulo 128 and 32
+        rows = (bases[:, None] + pattern[None, :]).astype(np.int64)
+        rows[:, ~mask] = 0                                  # what _by_warp leaves on inactive lanes
+        act = np.broadcast_to(mask, rows.shape).copy()
+        for is_load in (True, False):
+            per_warp, conflicts = memops._shared_cost(rows, width, is_load, act)
+            direct = shared_wavefronts(rows, width, is_load, act)
+            assert per_warp.tolist() == direct.wavefronts.tolist()
+            assert conflicts == int(direct.conflicts.sum())
+        g = rows.astype(np.uint64) + np.uint64(1 << 20)
+        req, sec = memops._global_cost(g, width, act)
+        direct = global_sectors(g, width, act)
+        assert (req, sec) == (int(direct.requests.sum()), int(direct.sectors.sum()))
+    assert memops._by_phase(rows, 128, act)[4] is not None   # the masked memo path was taken
+    # the same addresses under two masks: 8-byte stores of every lane to one word are one unit
+    # (half-warp) with lane 0 alone and two with lanes 0 and 16: 1 and 2 wavefronts a warp
+    rows = np.zeros((4, 32), np.int64) + np.arange(4)[:, None] * 256
+    for lanes, expect in (((0,), 1), ((0, 16), 2)):
+        act = np.zeros((4, 32), bool)
+        act[:, list(lanes)] = True
+        assert memops._shared_cost(rows, 8, False, act)[0].tolist() == [expect] * 4
