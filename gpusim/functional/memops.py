@@ -239,7 +239,8 @@ def _account(ex: Executor, pc: int, op: str, space: str, a: np.ndarray, lanes, w
 
 
 #: Costs of one warp's access pattern seen before (see :func:`_by_phase`), keyed by (space, width,
-#: load?, the addresses less the first, the first address modulo the period): (requests, sectors)
+#: load?, the addresses less the first active lane's, the active lanes (None: all), that lane's
+#: address modulo the period): (requests, sectors)
 #: of a global access, (wavefronts, bank conflicts) of a shared one.
 _PATTERNS: dict[tuple, tuple[int, int]] = {}
 
@@ -283,7 +284,7 @@ def _global_cost(rows: np.ndarray, width: int, act: np.ndarray | None) -> tuple[
     """Total requests and 32-byte sectors of the global access of ``rows`` (W, 32) uint64
     addresses, as :func:`gpusim.memmodel.global_sectors` counts them. A warp's requests and
     sectors depend on its addresses only through the 32-byte sectors they touch, so two warps with
-    the same pattern (:func:`_by_phase`) whose first addresses agree modulo 32 cost the same: one
+    the same pattern and active lanes (:func:`_by_phase`) whose first addresses agree modulo 32 cost the same: one
     row per phase is costed, once per pattern (:data:`_PATTERNS`)."""
     ph = _by_phase(rows, 32, act)
     if ph is not None:
@@ -313,7 +314,7 @@ def _shared_cost(rows: np.ndarray, width: int, is_load: bool, act: np.ndarray | 
 
     The model's cost of a warp depends on its addresses only through their differences, their
     banks (address / 4 mod 32) and their 16-byte chunks within 128-byte lines, so two warps with
-    the same pattern (:func:`_by_phase`) whose first addresses agree modulo 128 cost the same (and
+    the same pattern and active lanes (:func:`_by_phase`) whose first addresses agree modulo 128 cost the same (and
     are misaligned alike): one row per phase is costed, once per pattern (:data:`_PATTERNS`).
     Raises what :func:`gpusim.memmodel.shared_wavefronts` raises for the rows costed (the caller
     then costs them all, to raise what it says of the whole access)."""
