@@ -65,6 +65,36 @@ def launches(sm_count: int = 132) -> list[tuple[str, str, int, int, int]]:
     return rows
 
 
+def partial_cap_model(footprint_mib: int, iters: int, cap: int, seed: int = 0) -> float:
+    """Completions a sector that a candidate rule predicts for ``wr_mod`` (host-side, no GPU): the
+    L2 holds at most ``cap`` partly written sectors (LRU); beyond that the least recently written
+    one is read, merged and written back, and is whole from then on. A sector all 8 of whose words
+    were stored is whole too. The stores come in random order (the GPU interleaves its threads'
+    ``i``-th stores). Returns completions / sectors of the footprint, to compare with the table's
+    DRAM reads a sector."""
+    import collections
+
+    import numpy as np
+
+    words = (footprint_mib << 20) // 4
+    w = np.random.default_rng(seed).integers(0, words, 132 * CTAS_PER_SM * BLOCK * iters)
+    partial: collections.OrderedDict[int, int] = collections.OrderedDict()
+    whole: set[int] = set()
+    done = 0
+    for sec, bit in zip((w >> 3).tolist(), (1 << (w & 7)).tolist()):
+        if sec in whole:
+            continue
+        m = partial.pop(sec, 0) | bit
+        if m == 255:
+            whole.add(sec)
+            continue
+        partial[sec] = m
+        if len(partial) > cap:
+            whole.add(partial.popitem(last=False)[0])
+            done += 1
+    return done / (words / 8)
+
+
 def main() -> None:
     import cupy
     import numpy as np
