@@ -39,6 +39,7 @@ Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from gpusim.config import GPUConfig
 from gpusim.functional.memops import state_space
@@ -92,6 +93,12 @@ class Timed:
         plain: derived, not an argument: the instruction needs none of the issue logic's special
             cases (not a branch, barrier, exit, fence, ``cp.async`` or ``wgmma``, no ``micro``,
             no ``skip_slots``), so :meth:`gpusim.timing.sm.SM.issue` books it on its short path.
+        pipe: derived: the key of the scheduler's ``unit_free`` this instruction waits for:
+            ``unit``, or ``None`` (a key never booked, always free) for one ptxas folds away
+            (``slots == 0``: it uses no pipe).
+        ready_of: derived: ``operator.itemgetter`` of ``regs`` giving a tuple (``regs`` twice for
+            a single register), or ``None`` for no register: the scheduler reads the ready cycles
+            of all of them from a warp's scoreboard in one call (:meth:`gpusim.timing.sm.SM._next`).
     """
 
     pc: int
@@ -112,9 +119,14 @@ class Timed:
     skip_shared: int = 0
     skip_wait: bool = False
     plain: bool = field(init=False, repr=False, compare=False)
+    pipe: str | None = field(init=False, repr=False, compare=False)
+    ready_of: itemgetter | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", self.kind not in _SPECIAL and not self.micro and not self.skip_slots)
+        object.__setattr__(self, "pipe", self.unit if self.slots else None)
+        regs = self.regs
+        object.__setattr__(self, "ready_of", itemgetter(*(regs * 2 if len(regs) == 1 else regs)) if regs else None)
 
 
 def _names(op) -> list[str]:

@@ -55,7 +55,7 @@ through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import defaultdict, deque
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -262,14 +262,16 @@ class AsyncGroups:
 class Warp:
     """Timing state of one resident warp.
 
-    ``pend`` maps a register to ``(cycle its value is ready, stall reason)``;
-    ``dep_ready``/``dep_reason`` summarise it for the next instruction. ``gw`` is
+    ``reg_ready`` maps a register to the cycle its value is ready (0 for one never written:
+    a ``defaultdict``), ``reg_reason`` a register written to the stall reason of a reader
+    waiting for it (the scoreboard); ``dep_ready``/``dep_reason`` summarise them for the next
+    instruction (:meth:`SM._next`). ``gw`` is
     the warp's index in its CTA's stepper, ``lanes`` its threads not yet exited,
     ``waiting`` whether it waits at the CTA's barrier, ``loads`` the global load instructions
     it has issued.
     """
 
-    __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
+    __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "reg_ready", "reg_reason", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
                  "event", "cp", "wg", "cand", "cord", "cdone", "sidx", "q", "plan", "plan_i")
 
@@ -277,7 +279,8 @@ class Warp:
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
         self.gw = cta.base + wid
         self.pc = cta.stepper.warp_pc(self.gw)
-        self.pend: dict[str, tuple[float, str]] = {}
+        self.reg_ready: defaultdict[str, float] = defaultdict(int)
+        self.reg_reason: dict[str, str] = {}
         self.dep_ready, self.dep_reason = now, "wait"
         self.last_issue = now - 1
         self.timed = launch.timed[min(self.pc, len(launch.timed) - 1)]
@@ -327,16 +330,21 @@ class Scheduler:
         launch = sm.launch
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
-        self.ring: list[Warp] = []  # warps + warps (changed())
-        self.after: list[list[Warp] | None] = []  # per warp index, the LRR order after it (_run)
+        #: LRR and GTO (whose orders _run inlines): per warp index i, the policy's order after
+        #: warps[i] issued (made by changed()); None for other policies (policy.order is called)
+        self.after: list[list[Warp]] | None = None
+        #: the order for the next pick while ``after`` is not None: after[last.sidx], or warps when no
+        #: warp has issued or the last one exited (kept by changed() and SM.issue)
+        self.order: list[Warp] = self.warps
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
+        self.unit_free[None] = 0  # Timed.pipe of a folded instruction: never booked
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
         self.last: Warp | None = None
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.gto = type(self.policy) is GTO  # _run inlines their orders
+        self.gto = type(self.policy) is GTO  # _run inlines their orders (after, order)
         self.lrr = type(self.policy) is LRR
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
@@ -344,12 +352,21 @@ class Scheduler:
         self.env.urgent(self._wake, 0)
 
     def changed(self) -> None:
-        """Its warps changed (a warp was added or exited): note each warp's place in them."""
+        """Its warps changed (a warp was added or exited): note each warp's place in them, and
+        make LRR's or GTO's order after each (:attr:`after`, what ``policy.order(warps, warps[i])``
+        gives) and the current one (:attr:`order`)."""
         warps = self.warps
+        n = len(warps)
         for i, w in enumerate(warps):
             w.sidx = i
-        self.ring = warps + warps  # the warps twice: LRR's orders are slices of it
-        self.after = [None] * len(warps)  # LRR's order after warp i issued, made when first needed
+        if self.lrr:
+            ring = warps + warps  # warps[i + 1:] + warps[:i + 1]
+            self.after = [ring[i + 1:i + 1 + n] for i in range(n)]
+        elif self.gto:
+            self.after = [[w] + warps for w in warps]
+        last = self.last
+        if self.after is not None:
+            self.order = warps if last is None or last.done else self.after[last.sidx]
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
@@ -369,25 +386,14 @@ class Scheduler:
         while True:
             # Choose the warp: in the policy's order, the first whose ready_at(w) <= now.
             t_next = INF  # else the earliest ready_at of a warp
-            last = self.last
-            if self.lrr:  # LRR.order, inlined
-                if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
-                    i = last.sidx
-                    order = self.after[i]
-                    if order is None:  # warps[i + 1:] + warps[:i + 1]
-                        order = self.after[i] = self.ring[i + 1:i + 1 + len(self.warps)]
-                else:
-                    order = self.warps
-            elif self.gto:  # GTO.order, inlined
-                order = self.warps if last is None or last.done else [last] + self.warps
-            else:
-                order = self.policy.order(self.warps, last)
+            # LRR's and GTO's orders are kept (order: policy.order(warps, last), made ahead)
+            order = self.order if self.after is not None else self.policy.order(self.warps, self.last)
             for w in order:
                 dep = w.dep_ready
                 if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
                     continue
                 timed = w.timed
-                u = unit_free[timed.unit] if timed.slots else 0  # a folded instruction uses no pipe
+                u = unit_free[timed.pipe]  # (a folded instruction uses no pipe: pipe None, always free)
                 queue = timed.queue
                 if not queue:
                     if u <= now:
@@ -426,10 +432,9 @@ class Scheduler:
                     if w.waiting or w.pc == DONE:  # ready_at(w) is INF
                         continue
                     timed = w.timed  # ready_at(w)[0], inlined
-                    if timed.slots:
-                        u = unit_free[timed.unit]
-                        if u > t:
-                            t = u
+                    u = unit_free[timed.pipe]
+                    if u > t:
+                        t = u
                     queue = timed.queue
                     if queue:
                         q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
@@ -582,6 +587,8 @@ class SM:
             if segs is not None:
                 segs.append((dep, now, "not_selected"))
         sched.last = w
+        if sched.after is not None:  # the policy's next order (Scheduler.order)
+            sched.order = sched.after[w.sidx]
         if w.expansion is not None:
             return self._issue_micro(w, now, segs)
 
@@ -648,8 +655,10 @@ class SM:
             if segs is not None:
                 w.event = (segs + [(now, now + 1, "selected")], active)
         else:
+            reg_reason, reason = w.reg_reason, timed.reason
             for r in timed.writes:
-                w.pend[r] = (done, timed.reason)
+                w.reg_ready[r] = done
+                reg_reason[r] = reason
         if events is not None and not timed.micro:
             events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
                                      int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
@@ -712,11 +721,12 @@ class SM:
             launch.mem.served = None
         else:
             done = now + timed.latency
-        pend = w.pend
+        reg_ready = w.reg_ready
         if timed.writes:
-            p = (done, timed.reason)
+            reg_reason, reason = w.reg_reason, timed.reason
             for r in timed.writes:
-                pend[r] = p
+                reg_ready[r] = done
+                reg_reason[r] = reason
         if events is not None:
             events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, active,
                                      int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
@@ -735,10 +745,12 @@ class SM:
             pc = next_pc
         timed = w.timed = launch.timed[pc]
         t, reason = now + slots, "wait"
-        for r in timed.regs:
-            p = pend.get(r)
-            if p is not None and p[0] > t:
-                t, reason = p
+        get = timed.ready_of
+        if get is not None:
+            ready = get(reg_ready)
+            m = max(ready)
+            if m > t:
+                t, reason = m, w.reg_reason[timed.regs[ready.index(m)]]
         w.dep_ready, w.dep_reason = t, reason
         return slots
 
@@ -762,7 +774,8 @@ class SM:
         w.expansion = None
         done = now + parent.latency
         for r in parent.writes:
-            w.pend[r] = (done, parent.reason)
+            w.reg_ready[r] = done
+            w.reg_reason[r] = parent.reason
         if segs is not None:  # one event for the expansion, at its last SASS (IssueEvent)
             (stalls, active), w.event = w.event, None
             launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, parent.pc, active, done, "",
@@ -785,11 +798,14 @@ class SM:
             pc = w.pc
         timed = w.timed = launch.timed[pc]
         t = floor
-        pend = w.pend
-        for r in timed.regs:
-            p = pend.get(r)
-            if p is not None and p[0] > t:
-                t, reason = p
+        # The cycle the last of its registers is ready, and the reason of the first register
+        # ready then, if later than floor (Timed.ready_of: all the registers' cycles at once).
+        get = timed.ready_of
+        if get is not None:
+            ready = get(w.reg_ready)
+            m = max(ready)
+            if m > t:
+                t, reason = m, w.reg_reason[timed.regs[ready.index(m)]]
         w.dep_ready, w.dep_reason = t, reason
 
     def _sass_next(self, w: Warp) -> tuple[int, int]:
