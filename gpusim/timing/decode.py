@@ -38,8 +38,8 @@ Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 from gpusim.config import GPUConfig
 from gpusim.functional.memops import state_space
@@ -96,9 +96,6 @@ class Timed:
         pipe: derived: the key of the scheduler's ``unit_free`` this instruction waits for:
             ``unit``, or ``None`` (a key never booked, always free) for one ptxas folds away
             (``slots == 0``: it uses no pipe).
-        ready_of: derived: ``operator.itemgetter`` of ``regs`` giving a tuple (``regs`` twice for
-            a single register), or ``None`` for no register: the scheduler reads the ready cycles
-            of all of them from a warp's scoreboard in one call (:meth:`gpusim.timing.sm.SM._next`).
     """
 
     pc: int
@@ -120,13 +117,13 @@ class Timed:
     skip_wait: bool = False
     plain: bool = field(init=False, repr=False, compare=False)
     pipe: str | None = field(init=False, repr=False, compare=False)
-    ready_of: itemgetter | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", self.kind not in _SPECIAL and not self.micro and not self.skip_slots)
         object.__setattr__(self, "pipe", self.unit if self.slots else None)
-        regs = self.regs
-        object.__setattr__(self, "ready_of", itemgetter(*(regs * 2 if len(regs) == 1 else regs)) if regs else None)
+        # interned register names: a warp's scoreboard (a dict by name) then compares them by identity
+        object.__setattr__(self, "regs", tuple(map(sys.intern, self.regs)))
+        object.__setattr__(self, "writes", tuple(map(sys.intern, self.writes)))
 
 
 def _names(op) -> list[str]:

@@ -55,7 +55,8 @@ through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 from __future__ import annotations
 
 import math
-from collections import defaultdict, deque
+from heapq import heappush
+from collections import deque
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -201,6 +202,29 @@ def _load_pattern(addrs: np.ndarray, acc, base: int) -> tuple[int, int, list[int
     return got
 
 
+#: Global loads seen, by their absolute addresses (:func:`_global_load`); host-side, no timing effect.
+_GL_CACHE: dict = {}
+
+
+def _global_load(addrs: np.ndarray, acc) -> tuple[int, int, tuple[int, ...], tuple[int, ...], int]:
+    """A warp's global load at byte ``addrs`` (uint64, one per lane of ``acc``): (sectors, the
+    lowest sector, the lines and 4-bit sector masks of ``memsys._lines``, the data stage's
+    wavefronts), :func:`_load_pattern` made absolute. Cached under the lanes and the absolute
+    addresses: CTAs that load the same tile (a matmul's operands) skip the lowest address and the
+    relative addresses' key."""
+    full = len(acc.lanes) == 32  # a whole warp: lanes 0..31 (the key needs no lane list)
+    key = (addrs.tobytes(), acc.width) if full else ((acc.lanes & 31).tobytes(), addrs.tobytes(), acc.width)
+    got = _GL_CACHE.get(key)
+    if got is None:
+        base = int(_min(addrs)) & ~127
+        n, first, lines, masks, wf = _load_pattern(addrs, acc, base)
+        got = (n, (base >> 5) + first, tuple([(base >> 7) + line for line in lines]), tuple(masks), wf)
+        if len(_GL_CACHE) >= _WF_CACHE_MAX:
+            _GL_CACHE.clear()
+        _GL_CACHE[key] = got
+    return got
+
+
 class CTA:
     """A resident thread block: its functional state and its warps.
 
@@ -262,16 +286,14 @@ class AsyncGroups:
 class Warp:
     """Timing state of one resident warp.
 
-    ``reg_ready`` maps a register to the cycle its value is ready (0 for one never written:
-    a ``defaultdict``), ``reg_reason`` a register written to the stall reason of a reader
-    waiting for it (the scoreboard); ``dep_ready``/``dep_reason`` summarise them for the next
-    instruction (:meth:`SM._next`). ``gw`` is
+    ``pend`` maps a register to ``(cycle its value is ready, stall reason)``;
+    ``dep_ready``/``dep_reason`` summarise it for the next instruction. ``gw`` is
     the warp's index in its CTA's stepper, ``lanes`` its threads not yet exited,
     ``waiting`` whether it waits at the CTA's barrier, ``loads`` the global load instructions
     it has issued.
     """
 
-    __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "reg_ready", "reg_reason", "dep_ready", "dep_reason", "last_issue",
+    __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
                  "event", "cp", "wg", "cand", "cord", "cdone", "sidx", "q", "plan", "plan_i")
 
@@ -279,8 +301,7 @@ class Warp:
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
         self.gw = cta.base + wid
         self.pc = cta.stepper.warp_pc(self.gw)
-        self.reg_ready: defaultdict[str, float] = defaultdict(int)
-        self.reg_reason: dict[str, str] = {}
+        self.pend: dict[str, tuple[float, str]] = {}
         self.dep_ready, self.dep_reason = now, "wait"
         self.last_issue = now - 1
         self.timed = launch.timed[min(self.pc, len(launch.timed) - 1)]
@@ -331,8 +352,9 @@ class Scheduler:
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
         #: LRR and GTO (whose orders _run inlines): per warp index i, the policy's order after
-        #: warps[i] issued (made by changed()); None for other policies (policy.order is called)
-        self.after: list[list[Warp]] | None = None
+        #: warps[i] issued (None until first needed: after_of); None for other policies (policy.order
+        #: is called)
+        self.after: list[list[Warp] | None] | None = None
         #: the order for the next pick while ``after`` is not None: after[last.sidx], or warps when no
         #: warp has issued or the last one exited (kept by changed() and SM.issue)
         self.order: list[Warp] = self.warps
@@ -356,17 +378,19 @@ class Scheduler:
         make LRR's or GTO's order after each (:attr:`after`, what ``policy.order(warps, warps[i])``
         gives) and the current one (:attr:`order`)."""
         warps = self.warps
-        n = len(warps)
         for i, w in enumerate(warps):
             w.sidx = i
-        if self.lrr:
-            ring = warps + warps  # warps[i + 1:] + warps[:i + 1]
-            self.after = [ring[i + 1:i + 1 + n] for i in range(n)]
-        elif self.gto:
-            self.after = [[w] + warps for w in warps]
-        last = self.last
-        if self.after is not None:
-            self.order = warps if last is None or last.done else self.after[last.sidx]
+        if self.lrr or self.gto:
+            self.after = [None] * len(warps)
+            last = self.last
+            self.order = warps if last is None or last.done else self.after_of(last.sidx)
+
+    def after_of(self, i: int) -> list[Warp]:
+        """LRR's or GTO's order after ``warps[i]`` issued (``policy.order(warps, warps[i])``),
+        made once per change of the warps (:attr:`after`)."""
+        warps = self.warps
+        order = self.after[i] = warps[i + 1:] + warps[:i + 1] if self.lrr else [warps[i]] + warps
+        return order
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
@@ -447,13 +471,27 @@ class Scheduler:
             if cycles or self.folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
                 self.folded = 0
                 self.token = token = token + 1
-                self.env.at(now + cycles if cycles > 1 else now + 1, self._wake, token)
+                # self.env.at(now + cycles if cycles > 1 else now + 1, self._wake, token), inlined
+                # (EventLoop.at for a later cycle: its bucket of events)
+                t = now + cycles if cycles > 1 else now + 1
+                env = self.env
+                b = env.buckets.get(t)
+                if b is None:
+                    env.buckets[t] = b = []
+                    heappush(env.times, t)
+                b.append((self._wake, token))
                 return
             self.folded += 1
         self.sleep_until = t_next
         self.token = token = token + 1
-        if t_next != INF:
-            self.env.at(math.ceil(t_next), self._wake, token)
+        if t_next != INF:  # self.env.at(math.ceil(t_next), self._wake, token), inlined as above (t_next > now)
+            t = math.ceil(t_next)
+            env = self.env
+            b = env.buckets.get(t)
+            if b is None:
+                env.buckets[t] = b = []
+                heappush(env.times, t)
+            b.append((self._wake, token))
 
     def wake(self, t: float) -> None:
         """Something may issue at cycle ``t``: end a longer sleep."""
@@ -586,9 +624,11 @@ class SM:
             stalls[1] += now - dep  # not_selected
             if segs is not None:
                 segs.append((dep, now, "not_selected"))
+        # The next order of the scheduler's policy (its last issued warp is w)
         sched.last = w
         if sched.after is not None:  # the policy's next order (Scheduler.order)
-            sched.order = sched.after[w.sidx]
+            order = sched.after[w.sidx]
+            sched.order = order if order is not None else sched.after_of(w.sidx)
         if w.expansion is not None:
             return self._issue_micro(w, now, segs)
 
@@ -605,7 +645,63 @@ class SM:
         else:
             _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw)
         if timed.plain:
-            return self._issue_plain(w, now, timed, stalls, segs, active, accesses, next_pc)
+            # A plain instruction (Timed.plain: no branch, barrier, exit, asynchronous group or
+            # expansion; so no thread exited or waits): the general path's steps below without the
+            # tests that cannot hold, with _next and _sass_next's plan step inlined.
+            slots = timed.slots
+            if slots:
+                stalls[0] += slots  # "selected"
+                w.last_issue = now + slots - 1
+                sched.unit_free[timed.unit] = now + timed.interval
+            elif w.last_issue < now - 1:
+                w.last_issue = now - 1
+            served = None
+            if not accesses:
+                done = now + timed.latency
+            elif events is not None and timed.space not in ("shared", "local"):
+                served = launch.mem.served = {}
+                done = self._memory(w, accesses, now)
+                launch.mem.served = None
+            else:
+                done = self._memory(w, accesses, now)
+            pend = w.pend
+            if timed.writes:
+                p = (done, timed.reason)
+                for r in timed.writes:
+                    pend[r] = p
+            if events is not None:
+                events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
+                                         int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
+                                         served or None, slots))
+            if next_pc == DONE:
+                w.pc = next_pc = cta.stepper.warp_pc(w.gw)
+                if next_pc == DONE:  # its other lanes wait at the barrier
+                    w.waiting = True
+                    w.dep_ready, w.dep_reason = INF, "barrier"
+                    return slots
+            w.pc = next_pc
+            # _next(w, now + slots, "wait"), inlined
+            if launch.block:
+                plan = w.plan
+                if plan is not None:  # _sass_next's first step (following a region's plan), inlined
+                    k = w.plan_i
+                    if k + 1 == len(plan):
+                        w.plan = None
+                    else:
+                        w.plan_i = k + 1
+                    w.qidx, pc = plan[k]
+                else:
+                    w.qidx, pc = self._sass_next(w)
+            else:
+                pc = next_pc
+            timed = w.timed = launch.timed[pc]
+            t, reason = now + slots, "wait"
+            for r in timed.regs:
+                p = pend.get(r)
+                if p is not None and p[0] > t:
+                    t, reason = p
+            w.dep_ready, w.dep_reason = t, reason
+            return slots
         slots = timed.slots
         kind = timed.kind
         skipped = timed.skip_slots and taken == active  # an if-converted branch all threads took
@@ -655,10 +751,8 @@ class SM:
             if segs is not None:
                 w.event = (segs + [(now, now + 1, "selected")], active)
         else:
-            reg_reason, reason = w.reg_reason, timed.reason
             for r in timed.writes:
-                w.reg_ready[r] = done
-                reg_reason[r] = reason
+                w.pend[r] = (done, timed.reason)
         if events is not None and not timed.micro:
             events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
                                      int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
@@ -698,62 +792,6 @@ class SM:
             launch.on_back_edge(w, now, timed.pc)  # a loop's back edge (the loop sampler may park the warp)
         return slots
 
-    def _issue_plain(self, w: Warp, now: int, timed: "Timed", stalls: list, segs: list | None, active: int,
-                     accesses: list, next_pc: int) -> int:
-        """:meth:`issue`'s booking of a :attr:`~gpusim.timing.decode.Timed.plain` instruction (no
-        branch, barrier, exit, asynchronous group or expansion; so no thread exited or waits): the
-        same steps as the general path, without the tests that cannot hold, and :meth:`_next`
-        inlined."""
-        slots = timed.slots
-        if slots:
-            stalls[0] += slots  # "selected"
-            w.last_issue = now + slots - 1
-            w.sched.unit_free[timed.unit] = now + timed.interval
-        elif w.last_issue < now - 1:
-            w.last_issue = now - 1
-        launch = self.launch
-        events = launch.events
-        served = None
-        if accesses:
-            if events is not None and timed.space not in ("shared", "local"):
-                served = launch.mem.served = {}
-            done = self._memory(w, accesses, now)
-            launch.mem.served = None
-        else:
-            done = now + timed.latency
-        reg_ready = w.reg_ready
-        if timed.writes:
-            reg_reason, reason = w.reg_reason, timed.reason
-            for r in timed.writes:
-                reg_ready[r] = done
-                reg_reason[r] = reason
-        if events is not None:
-            events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, active,
-                                     int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
-                                     served or None, slots))
-        if next_pc == DONE:
-            w.pc = next_pc = w.cta.stepper.warp_pc(w.gw)
-            if next_pc == DONE:  # its other lanes wait at the barrier
-                w.waiting = True
-                w.dep_ready, w.dep_reason = INF, "barrier"
-                return slots
-        w.pc = next_pc
-        # _next(w, now + slots, "wait"), inlined
-        if launch.block:
-            w.qidx, pc = self._sass_next(w)
-        else:
-            pc = next_pc
-        timed = w.timed = launch.timed[pc]
-        t, reason = now + slots, "wait"
-        get = timed.ready_of
-        if get is not None:
-            ready = get(reg_ready)
-            m = max(ready)
-            if m > t:
-                t, reason = m, w.reg_reason[timed.regs[ready.index(m)]]
-        w.dep_ready, w.dep_reason = t, reason
-        return slots
-
     def _issue_micro(self, w: Warp, now: int, segs: list | None) -> int:
         """Issue the next SASS instruction of the expansion ``w`` is in (:attr:`Timed.micro`: its
         own pipe, one issue cycle); after the last, its results are pending and the warp goes on."""
@@ -774,8 +812,7 @@ class SM:
         w.expansion = None
         done = now + parent.latency
         for r in parent.writes:
-            w.reg_ready[r] = done
-            w.reg_reason[r] = parent.reason
+            w.pend[r] = (done, parent.reason)
         if segs is not None:  # one event for the expansion, at its last SASS (IssueEvent)
             (stalls, active), w.event = w.event, None
             launch.events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, parent.pc, active, done, "",
@@ -798,14 +835,11 @@ class SM:
             pc = w.pc
         timed = w.timed = launch.timed[pc]
         t = floor
-        # The cycle the last of its registers is ready, and the reason of the first register
-        # ready then, if later than floor (Timed.ready_of: all the registers' cycles at once).
-        get = timed.ready_of
-        if get is not None:
-            ready = get(w.reg_ready)
-            m = max(ready)
-            if m > t:
-                t, reason = m, w.reg_reason[timed.regs[ready.index(m)]]
+        pend = w.pend
+        for r in timed.regs:
+            p = pend.get(r)
+            if p is not None and p[0] > t:
+                t, reason = p
         w.dep_ready, w.dep_reason = t, reason
 
     def _sass_next(self, w: Warp) -> tuple[int, int]:
@@ -1019,10 +1053,8 @@ class SM:
                 words = np.uint64(max(1, -(-launch.kernel.local_bytes // 4)))
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
             if acc.op == "ld" and acc.space != "local":
-                base = int(_min(a)) & ~127
-                n, first, lines, masks, wf = _load_pattern(a, acc, base)
-                t = mem.load_lines(self.index, now, [(base >> 7) + line for line in lines], list(masks), n,
-                                   (base >> 5) + first, w.timed.cache_l1, wf)
+                n, first, lines, masks, wf = _global_load(a, acc)
+                t = mem.load_lines(self.index, now, lines, masks, n, first, w.timed.cache_l1, wf)
                 if t > done:
                     done = t
                 continue
