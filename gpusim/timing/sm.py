@@ -690,6 +690,8 @@ class SM:
                     else:
                         w.plan_i = k + 1
                     w.qidx, pc = plan[k]
+                elif w.cand is None and q and launch.in_order[q[0][0]]:
+                    w.qidx, pc = 0, q[0][0]  # _sass_next when its search's first cases hold, inlined
                 else:
                     w.qidx, pc = self._sass_next(w)
             else:
@@ -830,7 +832,11 @@ class SM:
         """Choose the warp's next instruction (:meth:`_sass_next`) and look up what it waits for."""
         launch = self.launch
         if launch.block:
-            w.qidx, pc = self._sass_next(w)
+            q = w.q
+            if w.plan is None and w.cand is None and q and launch.in_order[q[0][0]]:
+                w.qidx, pc = 0, q[0][0]  # _sass_next when its search's first cases hold, inlined
+            else:
+                w.qidx, pc = self._sass_next(w)
         else:
             pc = w.pc
         timed = w.timed = launch.timed[pc]
