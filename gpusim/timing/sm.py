@@ -55,8 +55,8 @@ through :class:`gpusim.timing.context.LaunchContext`) and never cupy.
 from __future__ import annotations
 
 import math
-from heapq import heappush
 from collections import deque
+from heapq import heappush
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
