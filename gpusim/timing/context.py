@@ -38,6 +38,9 @@ class LaunchContext(Protocol):
         order, block, region_end, overtaken: per PC, ptxas's issue order inside straight-line
             regions, the region, whether the PC ends one, and whether a later PC of its region
             was scheduled before it (empty without a SASS listing).
+        in_order: per PC and the implicit return, whether a warp with no candidates
+            (:meth:`gpusim.timing.sm.SM._sass_next`) at it issues it next (the region's end, or
+            no later PC of the region overtakes it).
         plans: a cache the SMs fill (:meth:`gpusim.timing.sm.SM._plan`), per region entry PC.
         mem: the global-memory hierarchy (:class:`gpusim.timing.memsys.MemorySystem`).
         stalls: per PC, warp-cycles per stall reason (``gpusim.timing.sm.REASONS`` order).
@@ -61,6 +64,7 @@ class LaunchContext(Protocol):
     block: Any
     region_end: list
     overtaken: list
+    in_order: list
     plans: dict
     mem: MemorySystem
     stalls: list

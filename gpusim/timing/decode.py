@@ -38,6 +38,7 @@ Imports isa, gpusim.config, gpusim.functional.memops and gpusim.sass only; never
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 
 from gpusim.config import GPUConfig
@@ -92,6 +93,9 @@ class Timed:
         plain: derived, not an argument: the instruction needs none of the issue logic's special
             cases (not a branch, barrier, exit, fence, ``cp.async`` or ``wgmma``, no ``micro``,
             no ``skip_slots``), so :meth:`gpusim.timing.sm.SM.issue` books it on its short path.
+        pipe: derived: the key of the scheduler's ``unit_free`` this instruction waits for:
+            ``unit``, or ``None`` (a key never booked, always free) for one ptxas folds away
+            (``slots == 0``: it uses no pipe).
     """
 
     pc: int
@@ -112,9 +116,14 @@ class Timed:
     skip_shared: int = 0
     skip_wait: bool = False
     plain: bool = field(init=False, repr=False, compare=False)
+    pipe: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "plain", self.kind not in _SPECIAL and not self.micro and not self.skip_slots)
+        object.__setattr__(self, "pipe", self.unit if self.slots else None)
+        # interned register names: a warp's scoreboard (a dict by name) then compares them by identity
+        object.__setattr__(self, "regs", tuple(map(sys.intern, self.regs)))
+        object.__setattr__(self, "writes", tuple(map(sys.intern, self.writes)))
 
 
 def _names(op) -> list[str]:

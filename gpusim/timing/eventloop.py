@@ -32,15 +32,19 @@ class EventLoop:
     Attributes:
         now: the current cycle (int).
         stopped: set by :meth:`stop`; :meth:`run` returns after the event that set it.
+        buckets: cycle -> its ordinary events, in the order scheduled, for the cycles after
+            :attr:`now`; ``times``: a heap of those cycles. :meth:`at` for a later cycle is
+            ``buckets.setdefault(t, [])`` (pushing ``t`` on ``times`` when new) and an append: the
+            warp schedulers inline it (:meth:`gpusim.timing.sm.Scheduler._run`).
     """
 
-    __slots__ = ("now", "stopped", "_buckets", "_times", "_urgent", "_cur", "_i")
+    __slots__ = ("now", "stopped", "buckets", "times", "_urgent", "_cur", "_i")
 
     def __init__(self) -> None:
         self.now = 0
         self.stopped = False
-        self._buckets: dict[int, list] = {}  # cycle -> its ordinary events, in the order scheduled
-        self._times: list[int] = []          # heap of the cycles in _buckets (but the current one)
+        self.buckets: dict[int, list] = {}  # cycle -> its ordinary events, in the order scheduled
+        self.times: list[int] = []          # heap of the cycles in buckets (but the current one)
         self._urgent: deque = deque()        # urgent events of the current cycle, in order
         self._cur: list = []                 # the current cycle's ordinary events
         self._i = 0                          # how many of them have run
@@ -50,10 +54,10 @@ class EventLoop:
         if t == self.now:
             self._cur.append((fn, arg))
             return
-        b = self._buckets.get(t)
+        b = self.buckets.get(t)
         if b is None:
-            self._buckets[t] = b = []
-            heappush(self._times, t)
+            self.buckets[t] = b = []
+            heappush(self.times, t)
         b.append((fn, arg))
 
     def urgent(self, fn: Callable[[Any], Any], arg: Any = None) -> None:
@@ -69,12 +73,12 @@ class EventLoop:
         """The cycle of the next event (``inf`` if none is scheduled)."""
         if self._urgent or self._i < len(self._cur):
             return self.now
-        return self._times[0] if self._times else float("inf")
+        return self.times[0] if self.times else float("inf")
 
     def run(self, until: int) -> None:
         """Run events until :meth:`stop` is called, or up to (not including) cycle ``until``, when
         :attr:`now` becomes ``until``."""
-        urgent, times, buckets = self._urgent, self._times, self._buckets
+        urgent, times, buckets = self._urgent, self.times, self.buckets
         cur, i = self._cur, self._i
         try:
             while not self.stopped:

@@ -103,6 +103,10 @@ class Launch:
                 low = None
             self.overtaken[pc] = low is not None and low < self.order[pc]
             low = self.order[pc] if low is None else min(low, self.order[pc])
+        # Per PC (and the implicit return): whether a warp with no candidates at it issues it next,
+        # in program order (it ends its region or is not overtaken: SM._sass_search's first cases).
+        self.in_order = [pc >= len(self.block) or self.region_end[pc] or not self.overtaken[pc]
+                         for pc in range(len(kernel.instrs) + 1)]
         self.plans: dict = {}  # the SMs' precomputed issue orders of regions (SM._plan; host-side)
         n = len(kernel.instrs) + 1
         self.counters = (np.zeros(n, np.int64), np.zeros(n, np.int64))

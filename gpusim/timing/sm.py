@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from heapq import heappush
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -201,6 +202,29 @@ def _load_pattern(addrs: np.ndarray, acc, base: int) -> tuple[int, int, list[int
     return got
 
 
+#: Global loads seen, by their absolute addresses (:func:`_global_load`); host-side, no timing effect.
+_GL_CACHE: dict = {}
+
+
+def _global_load(addrs: np.ndarray, acc) -> tuple[int, int, tuple[int, ...], tuple[int, ...], int]:
+    """A warp's global load at byte ``addrs`` (uint64, one per lane of ``acc``): (sectors, the
+    lowest sector, the lines and 4-bit sector masks of ``memsys._lines``, the data stage's
+    wavefronts), :func:`_load_pattern` made absolute. Cached under the lanes and the absolute
+    addresses: CTAs that load the same tile (a matmul's operands) skip the lowest address and the
+    relative addresses' key."""
+    full = len(acc.lanes) == 32  # a whole warp: lanes 0..31 (the key needs no lane list)
+    key = (addrs.tobytes(), acc.width) if full else ((acc.lanes & 31).tobytes(), addrs.tobytes(), acc.width)
+    got = _GL_CACHE.get(key)
+    if got is None:
+        base = int(_min(addrs)) & ~127
+        n, first, lines, masks, wf = _load_pattern(addrs, acc, base)
+        got = (n, (base >> 5) + first, tuple([(base >> 7) + line for line in lines]), tuple(masks), wf)
+        if len(_GL_CACHE) >= _WF_CACHE_MAX:
+            _GL_CACHE.clear()
+        _GL_CACHE[key] = got
+    return got
+
+
 class CTA:
     """A resident thread block: its functional state and its warps.
 
@@ -327,16 +351,22 @@ class Scheduler:
         launch = sm.launch
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
-        self.ring: list[Warp] = []  # warps + warps (changed())
-        self.after: list[list[Warp] | None] = []  # per warp index, the LRR order after it (_run)
+        #: LRR and GTO (whose orders _run inlines): per warp index i, the policy's order after
+        #: warps[i] issued (None until first needed: after_of); None for other policies (policy.order
+        #: is called)
+        self.after: list[list[Warp] | None] | None = None
+        #: the order for the next pick while ``after`` is not None: after[last.sidx], or warps when no
+        #: warp has issued or the last one exited (kept by changed() and SM.issue)
+        self.order: list[Warp] = self.warps
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
+        self.unit_free[None] = 0  # Timed.pipe of a folded instruction: never booked
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
         self.last: Warp | None = None
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.gto = type(self.policy) is GTO  # _run inlines their orders
+        self.gto = type(self.policy) is GTO  # _run inlines their orders (after, order)
         self.lrr = type(self.policy) is LRR
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
@@ -344,12 +374,23 @@ class Scheduler:
         self.env.urgent(self._wake, 0)
 
     def changed(self) -> None:
-        """Its warps changed (a warp was added or exited): note each warp's place in them."""
+        """Its warps changed (a warp was added or exited): note each warp's place in them, and
+        make LRR's or GTO's order after each (:attr:`after`, what ``policy.order(warps, warps[i])``
+        gives) and the current one (:attr:`order`)."""
         warps = self.warps
         for i, w in enumerate(warps):
             w.sidx = i
-        self.ring = warps + warps  # the warps twice: LRR's orders are slices of it
-        self.after = [None] * len(warps)  # LRR's order after warp i issued, made when first needed
+        if self.lrr or self.gto:
+            self.after = [None] * len(warps)
+            last = self.last
+            self.order = warps if last is None or last.done else self.after_of(last.sidx)
+
+    def after_of(self, i: int) -> list[Warp]:
+        """LRR's or GTO's order after ``warps[i]`` issued (``policy.order(warps, warps[i])``),
+        made once per change of the warps (:attr:`after`)."""
+        warps = self.warps
+        order = self.after[i] = warps[i + 1:] + warps[:i + 1] if self.lrr else [warps[i]] + warps
+        return order
 
     # ---------------------------------------------------------------- process
     def _run(self, token: int) -> None:
@@ -369,25 +410,14 @@ class Scheduler:
         while True:
             # Choose the warp: in the policy's order, the first whose ready_at(w) <= now.
             t_next = INF  # else the earliest ready_at of a warp
-            last = self.last
-            if self.lrr:  # LRR.order, inlined
-                if last is not None and not last.done:  # a warp not done is among them (at last.sidx)
-                    i = last.sidx
-                    order = self.after[i]
-                    if order is None:  # warps[i + 1:] + warps[:i + 1]
-                        order = self.after[i] = self.ring[i + 1:i + 1 + len(self.warps)]
-                else:
-                    order = self.warps
-            elif self.gto:  # GTO.order, inlined
-                order = self.warps if last is None or last.done else [last] + self.warps
-            else:
-                order = self.policy.order(self.warps, last)
+            # LRR's and GTO's orders are kept (order: policy.order(warps, last), made ahead)
+            order = self.order if self.after is not None else self.policy.order(self.warps, self.last)
             for w in order:
                 dep = w.dep_ready
                 if dep > now:  # operands not ready: ready_at(w) >= dep_ready, so it cannot issue now
                     continue
                 timed = w.timed
-                u = unit_free[timed.unit] if timed.slots else 0  # a folded instruction uses no pipe
+                u = unit_free[timed.pipe]  # (a folded instruction uses no pipe: pipe None, always free)
                 queue = timed.queue
                 if not queue:
                     if u <= now:
@@ -426,10 +456,9 @@ class Scheduler:
                     if w.waiting or w.pc == DONE:  # ready_at(w) is INF
                         continue
                     timed = w.timed  # ready_at(w)[0], inlined
-                    if timed.slots:
-                        u = unit_free[timed.unit]
-                        if u > t:
-                            t = u
+                    u = unit_free[timed.pipe]
+                    if u > t:
+                        t = u
                     queue = timed.queue
                     if queue:
                         q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
@@ -442,13 +471,27 @@ class Scheduler:
             if cycles or self.folded == _MAX_FOLDED:  # instructions ptxas folds away take no issue cycle
                 self.folded = 0
                 self.token = token = token + 1
-                self.env.at(now + cycles if cycles > 1 else now + 1, self._wake, token)
+                # self.env.at(now + cycles if cycles > 1 else now + 1, self._wake, token), inlined
+                # (EventLoop.at for a later cycle: its bucket of events)
+                t = now + cycles if cycles > 1 else now + 1
+                env = self.env
+                b = env.buckets.get(t)
+                if b is None:
+                    env.buckets[t] = b = []
+                    heappush(env.times, t)
+                b.append((self._wake, token))
                 return
             self.folded += 1
         self.sleep_until = t_next
         self.token = token = token + 1
-        if t_next != INF:
-            self.env.at(math.ceil(t_next), self._wake, token)
+        if t_next != INF:  # self.env.at(math.ceil(t_next), self._wake, token), inlined as above (t_next > now)
+            t = math.ceil(t_next)
+            env = self.env
+            b = env.buckets.get(t)
+            if b is None:
+                env.buckets[t] = b = []
+                heappush(env.times, t)
+            b.append((self._wake, token))
 
     def wake(self, t: float) -> None:
         """Something may issue at cycle ``t``: end a longer sleep."""
@@ -581,7 +624,11 @@ class SM:
             stalls[1] += now - dep  # not_selected
             if segs is not None:
                 segs.append((dep, now, "not_selected"))
+        # The next order of the scheduler's policy (its last issued warp is w)
         sched.last = w
+        if sched.after is not None:  # the policy's next order (Scheduler.order)
+            order = sched.after[w.sidx]
+            sched.order = order if order is not None else sched.after_of(w.sidx)
         if w.expansion is not None:
             return self._issue_micro(w, now, segs)
 
@@ -598,7 +645,65 @@ class SM:
         else:
             _, _, active, accesses, next_pc, taken, exited, waits = cta.stepper.step(w.gw)
         if timed.plain:
-            return self._issue_plain(w, now, timed, stalls, segs, active, accesses, next_pc)
+            # A plain instruction (Timed.plain: no branch, barrier, exit, asynchronous group or
+            # expansion; so no thread exited or waits): the general path's steps below without the
+            # tests that cannot hold, with _next and _sass_next's plan step inlined.
+            slots = timed.slots
+            if slots:
+                stalls[0] += slots  # "selected"
+                w.last_issue = now + slots - 1
+                sched.unit_free[timed.unit] = now + timed.interval
+            elif w.last_issue < now - 1:
+                w.last_issue = now - 1
+            served = None
+            if not accesses:
+                done = now + timed.latency
+            elif events is not None and timed.space not in ("shared", "local"):
+                served = launch.mem.served = {}
+                done = self._memory(w, accesses, now)
+                launch.mem.served = None
+            else:
+                done = self._memory(w, accesses, now)
+            pend = w.pend
+            if timed.writes:
+                p = (done, timed.reason)
+                for r in timed.writes:
+                    pend[r] = p
+            if events is not None:
+                events.append(IssueEvent(now, self.index, w.slot, cta.block, w.wid, timed.pc, active,
+                                         int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
+                                         served or None, slots))
+            if next_pc == DONE:
+                w.pc = next_pc = cta.stepper.warp_pc(w.gw)
+                if next_pc == DONE:  # its other lanes wait at the barrier
+                    w.waiting = True
+                    w.dep_ready, w.dep_reason = INF, "barrier"
+                    return slots
+            w.pc = next_pc
+            # _next(w, now + slots, "wait"), inlined
+            if launch.block:
+                plan = w.plan
+                if plan is not None:  # _sass_next's first step (following a region's plan), inlined
+                    k = w.plan_i
+                    if k + 1 == len(plan):
+                        w.plan = None
+                    else:
+                        w.plan_i = k + 1
+                    w.qidx, pc = plan[k]
+                elif w.cand is None and q and launch.in_order[q[0][0]]:
+                    w.qidx, pc = 0, q[0][0]  # _sass_next when its search's first cases hold, inlined
+                else:
+                    w.qidx, pc = self._sass_next(w)
+            else:
+                pc = next_pc
+            timed = w.timed = launch.timed[pc]
+            t, reason = now + slots, "wait"
+            for r in timed.regs:
+                p = pend.get(r)
+                if p is not None and p[0] > t:
+                    t, reason = p
+            w.dep_ready, w.dep_reason = t, reason
+            return slots
         slots = timed.slots
         kind = timed.kind
         skipped = timed.skip_slots and taken == active  # an if-converted branch all threads took
@@ -689,59 +794,6 @@ class SM:
             launch.on_back_edge(w, now, timed.pc)  # a loop's back edge (the loop sampler may park the warp)
         return slots
 
-    def _issue_plain(self, w: Warp, now: int, timed: "Timed", stalls: list, segs: list | None, active: int,
-                     accesses: list, next_pc: int) -> int:
-        """:meth:`issue`'s booking of a :attr:`~gpusim.timing.decode.Timed.plain` instruction (no
-        branch, barrier, exit, asynchronous group or expansion; so no thread exited or waits): the
-        same steps as the general path, without the tests that cannot hold, and :meth:`_next`
-        inlined."""
-        slots = timed.slots
-        if slots:
-            stalls[0] += slots  # "selected"
-            w.last_issue = now + slots - 1
-            w.sched.unit_free[timed.unit] = now + timed.interval
-        elif w.last_issue < now - 1:
-            w.last_issue = now - 1
-        launch = self.launch
-        events = launch.events
-        served = None
-        if accesses:
-            if events is not None and timed.space not in ("shared", "local"):
-                served = launch.mem.served = {}
-            done = self._memory(w, accesses, now)
-            launch.mem.served = None
-        else:
-            done = now + timed.latency
-        pend = w.pend
-        if timed.writes:
-            p = (done, timed.reason)
-            for r in timed.writes:
-                pend[r] = p
-        if events is not None:
-            events.append(IssueEvent(now, self.index, w.slot, w.cta.block, w.wid, timed.pc, active,
-                                     int(np.ceil(done)), timed.space or "", tuple(segs), tuple(accesses),
-                                     served or None, slots))
-        if next_pc == DONE:
-            w.pc = next_pc = w.cta.stepper.warp_pc(w.gw)
-            if next_pc == DONE:  # its other lanes wait at the barrier
-                w.waiting = True
-                w.dep_ready, w.dep_reason = INF, "barrier"
-                return slots
-        w.pc = next_pc
-        # _next(w, now + slots, "wait"), inlined
-        if launch.block:
-            w.qidx, pc = self._sass_next(w)
-        else:
-            pc = next_pc
-        timed = w.timed = launch.timed[pc]
-        t, reason = now + slots, "wait"
-        for r in timed.regs:
-            p = pend.get(r)
-            if p is not None and p[0] > t:
-                t, reason = p
-        w.dep_ready, w.dep_reason = t, reason
-        return slots
-
     def _issue_micro(self, w: Warp, now: int, segs: list | None) -> int:
         """Issue the next SASS instruction of the expansion ``w`` is in (:attr:`Timed.micro`: its
         own pipe, one issue cycle); after the last, its results are pending and the warp goes on."""
@@ -780,7 +832,11 @@ class SM:
         """Choose the warp's next instruction (:meth:`_sass_next`) and look up what it waits for."""
         launch = self.launch
         if launch.block:
-            w.qidx, pc = self._sass_next(w)
+            q = w.q
+            if w.plan is None and w.cand is None and q and launch.in_order[q[0][0]]:
+                w.qidx, pc = 0, q[0][0]  # _sass_next when its search's first cases hold, inlined
+            else:
+                w.qidx, pc = self._sass_next(w)
         else:
             pc = w.pc
         timed = w.timed = launch.timed[pc]
@@ -1003,10 +1059,8 @@ class SM:
                 words = np.uint64(max(1, -(-launch.kernel.local_bytes // 4)))
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
             if acc.op == "ld" and acc.space != "local":
-                base = int(_min(a)) & ~127
-                n, first, lines, masks, wf = _load_pattern(a, acc, base)
-                t = mem.load_lines(self.index, now, [(base >> 7) + line for line in lines], list(masks), n,
-                                   (base >> 5) + first, w.timed.cache_l1, wf)
+                n, first, lines, masks, wf = _global_load(a, acc)
+                t = mem.load_lines(self.index, now, lines, masks, n, first, w.timed.cache_l1, wf)
                 if t > done:
                     done = t
                 continue

@@ -316,3 +316,33 @@ def test_the_inlined_warp_pick_agrees_with_ready_at(case, monkeypatch):
     with gpusim.Device("h100", mode="timing", sampling=False):
         run_case(CASES[case], gpusim, CASES[case].test_n)
     assert seen and all(a == b for a, b in seen), next((a, b) for a, b in seen if a != b)
+
+
+@pytest.mark.parametrize("case,policy", [("reduce_v2", "lrr"), ("matmul_tiled", "lrr"), ("reduce_v2", "gto"),
+                                         ("transpose_conflict", "gto"), ("reduce_v5", "two_level")])
+def test_the_inlined_warp_choice_and_sleep_agree_with_the_policy(case, policy, monkeypatch):
+    # Scheduler._run keeps LRR's and GTO's orders ahead (Scheduler.after/order) and inlines the
+    # scan: the warp it issues must be the first of policy.order(warps, last), the readable
+    # definition, whose ready_at is due, and when none is, it must sleep until the earliest
+    # ready_at of its warps.
+    from gpusim.timing.sm import INF, SM, Scheduler
+    issue, run, picks, sleeps = SM.issue, Scheduler._run, [], []
+
+    def checked_issue(self, w, now, t_ready, reason):
+        s = w.sched
+        due = [x for x in s.policy.order(s.warps, s.last) if s.ready_at(x)[0] <= now]
+        picks.append(bool(due) and due[0] is w)
+        return issue(self, w, now, t_ready, reason)
+
+    def checked_run(self, token):
+        live = token == self.token
+        run(self, token)
+        if live and self.sleep_until is not None:
+            sleeps.append(self.sleep_until == min((self.ready_at(x)[0] for x in self.warps), default=INF))
+
+    monkeypatch.setattr(SM, "issue", checked_issue)
+    monkeypatch.setattr(Scheduler, "_run", checked_run)
+    with gpusim.Device("h100", mode="timing", sampling=False, overrides={"sm.scheduler.policy": policy}):
+        run_case(CASES[case], gpusim, CASES[case].test_n)
+    assert picks and all(picks), picks.index(False)
+    assert sleeps and all(sleeps), sleeps.index(False)
