@@ -162,7 +162,9 @@ def _run_suite(args: argparse.Namespace) -> int:
               "frequent stall reason (smsp__pcsamp_warps_issue_stalled_*, 'selected' excluded). 'timed from': "
               "'detailed' = every CTA on every SM; 'slice k/N SMs, f % CTAs' = k SMs simulated for some waves and "
               "the rest extrapolated; 'loop, f % iterations' = every CTA on every SM, the main loop's "
-              "iterations after its period per iteration was stable extrapolated; +/- the estimate's spread "
+              "iterations after its period per iteration was stable extrapolated (', loop f % iterations' after "
+              "a slice: so were the slice CTAs' loops, at the period learnt in its first wave); +/- the "
+              "estimate's spread "
               "(--no-sampling turns it off); outputs and "
               "instruction counts are exact either way.")
     if dev.jobs > 1:
@@ -183,7 +185,11 @@ def _sampling(launches: list) -> str:
         return "detailed"
     if s.method == "loop":
         return f"loop, {100 * s.fraction:.1f} % iterations, +/-{s.spread_pct:.1f} %"
-    return f"slice {s.sms_simulated}/{s.sms} SMs, {100 * s.fraction:.1f} % CTAs, +/-{s.spread_pct:.1f} %"
+    loop = ""
+    if s.method.endswith("+loop"):
+        total = s.iterations_simulated + s.iterations_skipped
+        loop = f", loop {100 * s.iterations_simulated / total:.1f} % iterations"
+    return f"slice {s.sms_simulated}/{s.sms} SMs, {100 * s.fraction:.1f} % CTAs{loop}, +/-{s.spread_pct:.1f} %"
 
 
 def _timing_columns(launches: list) -> list:

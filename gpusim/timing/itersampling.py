@@ -24,7 +24,9 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
 3. **Park and skip**: from then, each warp of a CTA stops (is *parked*, issuing nothing) at the
    back edge that ends its iteration ``K``, one past the most any warp of its CTA had completed
    when the CTA's first back edge after the decision issued (so no warp of a CTA can be parked
-   while another waits for it at a barrier inside the loop). Once every live warp of the CTA is
+   while another waits for it at a barrier inside the loop; one that does anyway, because an SM
+   issued its back edge under another instruction's timing and never reported it, is parked with
+   the others: :meth:`LoopSampler._adopt`). Once every live warp of the CTA is
    parked, waits at a barrier outside the loop, or has exited, its parked warps *skip ahead*: they
    run functionally (the same :class:`~gpusim.functional.warpstep.CTAStepper`, so every
    instruction still runs exactly once, on the device memory, in the functional order) until
@@ -36,6 +38,15 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
    address-pattern counters are exact; the memory system's counts and the stall warp-cycles of
    the skipped iterations are added at the window's rate per warp-iteration; occupancy integrals
    count the parked warps as resident.
+
+5. **Inside a wave-sampled slice** (``in_slice``, :func:`gpusim.timing.sampling.run_sampled`) the
+   same happens to the slice's CTAs: the period is learnt once, in the slice's first wave (where
+   every CTA starts together; later waves' CTAs keep joining the loop, so the no-join rule holds
+   only there) and applies to every later CTA, which parks at its first back edge. The skipped
+   iterations' counts are added as they are skipped, so that the wave sampler's snapshots hold
+   them, and each skipped warp's count of global memory instructions advances as if it had issued
+   them, so that the shadow CTAs' L2 fills stay in step (their counts get no rate: their fills are
+   simulated).
 
 The sampler never engages for kernels reading ``%clock``, ``%clock64`` or ``%globaltimer``
 (their values are the issue cycle), when events are recorded, or without a candidate loop.
@@ -130,10 +141,15 @@ class LoopSampler:
         kernel: the launch's kernel.
         policy: a :class:`gpusim.timing.sampling.Policy` (``window``, ``tolerance``,
             ``iteration_chunk``, ``iteration_chunk_cycles``, ``iteration_min_chunks``).
+        in_slice: the launch is a wave-sampled slice of SMs (:func:`gpusim.timing.sampling.run_sampled`):
+            the skipped iterations' estimated counts are added when they are skipped (so that the
+            wave sampler's snapshots at wave ends hold them), not at :meth:`finish`, and the shadow
+            CTAs' counts (``shadow_*``: their L2 fills are simulated, in step with the slice CTA's
+            global accesses, skipped ones included) get no rate.
     """
 
-    def __init__(self, kernel: Kernel, policy):
-        self.kernel, self.policy = kernel, policy
+    def __init__(self, kernel: Kernel, policy, in_slice: bool = False):
+        self.kernel, self.policy, self.in_slice = kernel, policy, in_slice
         self.loops = {b: _Loop(b, h) for b, h in outer_loops(kernel).items()}
         self.launch = None
         self.chosen: _Loop | None = None
@@ -144,9 +160,9 @@ class LoopSampler:
         self.limit: dict = {}               # CTA -> iteration K its warps park at
         self.parked: dict = {}              # warp -> cycle it was parked
         self.polling: set = set()
-        self.abandoned: set = set()         # CTAs whose parked warps went on in detail
         self.skipped = 0                    # warp-iterations run functionally only
         self.ctas_skipped = 0
+        self.adopted = 0                    # warps parked at a barrier inside the loop (_adopt)
         self.longest = 0.0                  # the most cycles one warp's skip was costed
         self.decided_at = 0
 
@@ -186,8 +202,6 @@ class LoopSampler:
         if loop is not self.chosen:
             return
         cta = w.cta
-        if cta in self.abandoned:
-            return
         k = self.limit.get(cta)
         if k is None:
             counts = loop.counts
@@ -228,34 +242,49 @@ class LoopSampler:
         n = b[3] - a[3]
         (ca, sa), (cb, sb) = a[4], b[4]
         self.chosen, self.period, self.periods, self.decided_at = loop, float(mean), [float(x) for x in last], now
-        self.rates = {k: (v - ca.get(k, 0)) / n for k, v in cb.items() if isinstance(v, (int, float))}
+        self.rates = {k: (v - ca.get(k, 0)) / n for k, v in cb.items() if isinstance(v, (int, float))
+                      and not (self.in_slice and k.startswith("shadow_"))}
         self.stall_rates = (sb - sa) / n
 
     # ---------------------------------------------------------------- park and skip
-    def _ready(self, cta) -> bool | None:
-        """Whether every live warp of ``cta`` is parked, waits at a barrier outside the loop or has
-        exited (``None``: one waits at a barrier inside the loop, so the CTA cannot be skipped)."""
+    def _ready(self, cta) -> bool:
+        """Whether every live warp of ``cta`` (some of them parked) is parked, waits at a barrier
+        or has exited. A warp waiting at a barrier inside the loop is then *adopted*: parked from
+        its barrier arrival (:meth:`_adopt`)."""
         loop = self.chosen
+        adopt = []
         for x in cta.warps:
             if x.done or x in self.parked:
                 continue
             if not x.waiting:
                 return False
             if loop.head <= x.timed.pc <= loop.back:
-                return None
+                adopt.append(x)
+        if adopt:
+            at = max(self.parked[x] for x in cta.warps if x in self.parked)
+            for x in adopt:
+                self._adopt(x, min(at, x.last_issue + 1))
         return True
+
+    def _adopt(self, x, at: int) -> None:
+        """Park warp ``x``, which waits at a barrier inside the loop while the rest of its CTA is
+        parked, as from cycle ``at`` (when the last of the others was parked). They completed
+        iteration ``K``, barriers included, so ``x`` is in iteration ``K + 1``: its back edge
+        ``K`` went unreported (an SM issued that outcome under another instruction's timing, as
+        it does when a warp's queue runs dry right after outcomes issued ahead of their turn; on
+        ``matmul_tiled`` it left a CTA waiting at the barrier for warps parked for good). Its
+        arrival is taken back from the barrier; the skip runs it with the others, so it resumes
+        with them (``R`` counts its iteration ``K + 1``)."""
+        cta = x.cta
+        self.parked[x] = at
+        self.adopted += 1
+        x.waiting = False
+        cta.arrived = max(0, cta.arrived - x.lanes)
 
     def _poll(self, cta) -> None:
         self.polling.discard(cta)
         if cta.warps and any(x in self.parked for x in cta.warps):
             self._try_skip(cta, self.launch.env.now)
-
-    def _abandon(self, cta, now: int) -> None:
-        """Let ``cta``'s parked warps go on in detail (it cannot be skipped)."""
-        self.abandoned.add(cta)
-        for x in cta.warps:
-            if self.parked.pop(x, None) is not None:
-                self._resume(x, now)
 
     def _try_skip(self, cta, now: int) -> None:
         """Skip the CTAs of ``cta``'s stepper (its group of CTAs run functionally together) once each
@@ -263,20 +292,16 @@ class LoopSampler:
         loop = self.chosen
         ready, wait = [], False
         for c in [c for sm in self.launch.sms for c in sm.ctas if c.stepper is cta.stepper]:
-            if c in self.abandoned:
-                continue
             if any(x in self.parked for x in c.warps):
-                r = self._ready(c)
-                if r is None:   # cannot happen with K as chosen; keep the CTA in detail if it does
-                    self._abandon(c, now)
-                elif r:
+                if self._ready(c):
                     ready.append(c)
                 else:
                     wait = True
             elif any(not x.done and not x.waiting and loop.head <= x.timed.pc <= loop.back for x in c.warps):
                 wait = True   # it will park soon
         if wait or not ready:
-            if ready and cta not in self.polling:
+            # look again (a warp of a waiting CTA may next wait at a barrier, issuing no back edge)
+            if cta not in self.polling:
                 self.polling.add(cta)
                 self.launch.env.at(now + _POLL, self._poll, cta)
             return
@@ -307,6 +332,8 @@ class LoopSampler:
                     if pc == back:
                         runs[x] += 1
                     ins = t[1]
+                    if t[3] and any(a.space == "global" for a in t[3]):
+                        x.mem_steps += 1   # keeps the wave sampler's shadow CTAs in step (SM._memory)
                     if ins is not None and ins.spec.kind is bra:
                         launch.branches += 1
                         if 0 < t[5] < t[2]:
@@ -332,6 +359,8 @@ class LoopSampler:
                                   f"cannot leave the loop at PC {back} functionally (a barrier inside it waits for a "
                                   f"warp not in it); time this kernel with Device(sampling=False)")
         self.ctas_skipped += len(ctas)
+        if self.in_slice:
+            self._add(sum(runs.values()))
         for x in warps:
             r = runs[x]
             self.skipped += r
@@ -359,13 +388,21 @@ class LoopSampler:
         """Add the skipped iterations' estimated counts: memory-system counts and stall warp-cycles
         at the window's rate per warp-iteration."""
         launch.on_back_edge = None
-        if not self.skipped:
+        if self.skipped and not self.in_slice:
+            self._add(self.skipped, whole=True)
+
+    def _add(self, n: int, whole: bool = False) -> None:
+        """Add ``n`` skipped warp-iterations' counts to the launch's: memory-system counts and stall
+        warp-cycles at the window's rate per warp-iteration (``whole``: rounded to integers, once
+        at the end; else as fractions, at each skip)."""
+        if not n:
             return
-        n = self.skipped
+        launch = self.launch
         count = launch.mem.count
         for k, r in self.rates.items():
             if r:
-                count[k] = int(round(count.get(k, 0) + r * n))
+                v = count.get(k, 0) + r * n
+                count[k] = int(round(v)) if whole else v
         add = self.stall_rates * n
         for pc, row in enumerate(launch.stalls):
             for i in range(len(REASONS)):

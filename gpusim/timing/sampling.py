@@ -42,6 +42,13 @@ The method, for a grid of ``n`` CTAs on ``N`` SMs with ``B`` resident CTAs per S
    the grid's first CTA, until stable as in 3. Before, they were costed at the
    steady rate: full-occupancy copies of 64 MiB came out 12-18 % over the H100.
 
+5. **Loops inside the slice** (:attr:`Policy.iterations`): the slice's CTAs have their main loop
+   sampled as a detailed launch's (:class:`gpusim.timing.itersampling.LoopSampler`, ``in_slice``):
+   once the loop's period per iteration is stable in the slice's first wave, every slice CTA's
+   warps park at their next back edge (later CTAs at their first), run the rest of the loop
+   functionally on the snapshot and resume ``R`` periods later. Waves are then marked and found
+   stable as before, their durations holding the skipped cycles (``method`` gains ``"+loop"``).
+
 Which metrics are exact and which estimated: :data:`EXACT`, :data:`ESTIMATED`.
 
 Sampling is sound, and used, when the grid has at least two slice waves of
@@ -54,8 +61,8 @@ whose CTAs differ systematically with their index, or that communicate
 through memory while they run, should be timed with ``Device(sampling=False)``.
 The snapshot doubles the host memory that the device's allocations take.
 
-A launch simulated in detail under a policy (not ``Device(sampling=False)``) may still have its
-main loop sampled (:attr:`Policy.iterations`, :mod:`gpusim.timing.itersampling`): every
+A launch simulated in detail under a policy (not ``Device(sampling=False)``), like the slice
+of a sampled one (5), may still have its main loop sampled (:attr:`Policy.iterations`, :mod:`gpusim.timing.itersampling`): every
 instruction runs functionally in the detailed launch as before, but once the loop's period per
 iteration is stable, its remaining iterations' cycles are extrapolated (``method == "loop"``).
 
@@ -119,9 +126,10 @@ class Policy:
             reduce7_8 at 2^26 on the h100 ran waves of 13,019, 12,671, 12,642, 12,104 cycles, then
             10,923-11,293, and two agreeing transient waves had stopped it at 1.10x the whole slice).
         iterations: loop-iteration sampling (:mod:`gpusim.timing.itersampling`) of the launches too
-            small for wave sampling: their main loop's cycles are extrapolated once its period per
-            iteration is stable (``window`` chunks agreeing within ``tolerance``). ``False``: those
-            launches are simulated in detail, every instruction of every warp.
+            small for wave sampling and of a sampled launch's slice CTAs: their main loop's cycles
+            are extrapolated once its period per iteration is stable (``window`` chunks agreeing
+            within ``tolerance``). ``False``: those launches, and the slice's CTAs, are simulated in
+            detail, every instruction of every warp.
         iteration_chunk, iteration_chunk_cycles: a chunk of the loop's progress spans at least this
             many mean iterations and this many cycles.
         iteration_min_chunks: chunks simulated at least before the loop may be found stable.
@@ -156,9 +164,12 @@ class SamplingInfo:
         method: ``"detailed"`` (every CTA on every SM simulated), ``"sm_slice"`` (``sms_simulated``
             of ``sms`` SMs, all their CTAs), ``"sm_slice+waves"`` (and only the first waves) or
             ``"loop"`` (every CTA on every SM, the main loop's iterations after it was stable
-            skipped: :mod:`gpusim.timing.itersampling`).
+            skipped: :mod:`gpusim.timing.itersampling`); ``"sm_slice+loop"`` and
+            ``"sm_slice+waves+loop"``: a slice whose CTAs' main loop was also sampled so (the loop
+            fields say how much).
         reason: why the launch was not wave-sampled (``"loop"``, ``"detailed"``; for ``"detailed"``
-            also why the loop sampler did not engage, after ``"; "``), or ``""``.
+            also why the loop sampler did not engage, after ``"; "``); for a slice whose loop was not
+            sampled, why not (``"loop: no loop became stable"``...); else ``""``.
         sms_simulated, sms: SMs simulated and SMs of the GPU.
         ctas_simulated, ctas: CTAs whose timing was simulated, and CTAs of the grid (all run functionally).
         fraction: ``ctas_simulated / ctas``.
@@ -174,10 +185,15 @@ class SamplingInfo:
         loop: ``"loop"`` only: the sampled loop, ``"<head label> (back edge PC <pc>, <file>:<line>)"``.
         iterations_simulated, iterations_skipped: ``"loop"`` only: warp-iterations of the loop
             simulated in detail, and run functionally only (their cycles extrapolated); for
-            ``"loop"``, ``fraction`` is the simulated share of the loop's warp-iterations.
+            ``"loop"``, ``fraction`` is the simulated share of the loop's warp-iterations. For a
+            ``"+loop"`` slice, those of the slice's CTAs (``fraction`` stays their share of CTAs).
         period_cycles: ``"loop"`` only: cycles per iteration of the loop (the stable window's mean);
             ``wave_cycles`` then holds the window's periods and ``spread_pct`` their half relative
-            spread applied to the longest skip, in percent of the estimate.
+            spread applied to the longest skip, in percent of the estimate. For a ``"+loop"`` slice,
+            the period learnt in its first wave (``loop_periods``: the window's periods), and
+            ``spread_pct`` adds the periods' half relative spread times the share of the slice's
+            warp-iterations skipped.
+        loop_periods: ``"+loop"`` slices only: the loop's periods over its stable window.
     """
 
     method: str
@@ -198,6 +214,7 @@ class SamplingInfo:
     iterations_simulated: int = 0
     iterations_skipped: int = 0
     period_cycles: float = 0.0
+    loop_periods: list = field(default_factory=list)
 
     def __str__(self) -> str:
         if self.method == "detailed":
@@ -210,7 +227,15 @@ class SamplingInfo:
         return (f"{self.method}: {self.sms_simulated}/{self.sms} SMs, {self.ctas_simulated:,}/{self.ctas:,} CTAs "
                 f"({100 * self.fraction:.1f} %), {self.waves_simulated:.1f} waves, +/-{self.spread_pct:.1f} %"
                 + (f", after {self.warmup_ctas:,} CTAs filled the L2 (costed by {self.fill_ctas:,} CTAs "
-                   f"simulated from the first)" if self.warmup_ctas else ""))
+                   f"simulated from the first)" if self.warmup_ctas else "")
+                + (f"; loop: {self.loop}, {self.iterations_simulated:,}/"
+                   f"{self.iterations_simulated + self.iterations_skipped:,} warp-iterations of the slice's CTAs "
+                   f"simulated ({100 * self._loop_fraction():.1f} %), {self.period_cycles:,.1f} cycles an iteration"
+                   if self.method.endswith("+loop") else ""))
+
+    def _loop_fraction(self) -> float:
+        total = self.iterations_simulated + self.iterations_skipped
+        return self.iterations_simulated / total if total else 1.0
 
 
 def plan(kernel: Kernel, grid: Grid, cfg: GPUConfig, occ: OccupancyResult, policy: Policy | None,
@@ -464,11 +489,15 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     #    are costed at the rate of some waves simulated from the grid's first CTA.
     pre = int(np.count_nonzero(blocks < start))
     fill_rate, fill_ctas = None, 0
+    samplers: list[LoopSampler | None] = []   # loop-iteration sampling inside the slice's CTAs
     if pre:
         first = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
                        blocks=blocks[:pre], gpu_sms=N, sass=sass)
         fill = _Waves(first, wave, policy, _Shadows(first, dict(footprints), N, k, start, min(N, n)))
+        samplers.append(_slice_loops(kernel, policy, first))
         first.run()
+        if samplers[-1] is not None:
+            samplers[-1].finish(first)
         fill_ctas, fill_rate = first.dispatcher.next_block, fill.rate()
     launch = Launch(kernel, grid, params, snapshot, dynamic_shared, sliced, occ, max_cycles,
                     blocks=blocks[(blocks >= start) & (blocks < cover)], gpu_sms=N, sass=sass)
@@ -479,7 +508,10 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     # A grid that overflows the L2 but left too few CTAs to start after the warm-up: wait for the L2 to fill.
     wait = overflows and not start and any(f[2].any() for f in footprints.values())
     waves = _Waves(launch, wave, policy, shadows, wait_for_full_l2=wait)
+    samplers.append(_slice_loops(kernel, policy, launch))
     t_sim = launch.run()
+    if samplers[-1] is not None:
+        samplers[-1].finish(launch)
     del snapshot, footprints
     m = launch.dispatcher.next_block
     final = _additive(launch, shadows)
@@ -501,6 +533,7 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     res.cycles = cycles
     res.sampling = SamplingInfo(method, "", k, N, m + fill_ctas, n, (m + fill_ctas) / n, (m + fill_ctas) / wave,
                                 [int(x) for x in np.diff(waves.ends)], spread, EXACT, ESTIMATED, start, fill_ctas)
+    _slice_loop_info(res.sampling, kernel, policy, samplers)
     res.host_seconds = time.perf_counter() - t0
     return res
 
@@ -541,6 +574,38 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     if start is None or n - start < keep:
         start = 0
     return footprints, start, end, overflows
+
+
+def _slice_loops(kernel: Kernel, policy: Policy, launch: Launch) -> LoopSampler | None:
+    """A loop sampler attached to a slice ``launch`` (:attr:`Policy.iterations`), or ``None`` where
+    the kernel has no candidate loop or loop sampling is off."""
+    if not policy.iterations or LoopSampler.why_not(kernel, False):
+        return None
+    loops = LoopSampler(kernel, policy, in_slice=True)
+    loops.attach(launch)
+    return loops
+
+
+def _slice_loop_info(info: SamplingInfo, kernel: Kernel, policy: Policy, samplers: list) -> None:
+    """Add to a slice's ``info`` what its loop samplers (the fill waves', the sampled waves') did:
+    ``method`` gains ``"+loop"``, the loop fields are set (iterations of both runs; the loop and its
+    period of the sampled waves', else of the fill waves') and ``spread_pct`` the loop's half spread
+    times the share of the loop's warp-iterations skipped; else ``reason`` says why not."""
+    engaged = [x for x in samplers if x is not None and x.engaged]
+    if not engaged:
+        why = ("loop sampling off" if not policy.iterations else LoopSampler.why_not(kernel, False)
+               or ("no loop became stable" if all(x is None or x.chosen is None for x in samplers)
+                   else "the loop ended before it was skipped"))
+        info.reason = f"loop: {why}"
+        return
+    s = engaged[-1].summary()
+    done = sum(x.summary()["warp_iterations_simulated"] for x in engaged)
+    skipped = sum(x.summary()["warp_iterations_skipped"] for x in engaged)
+    info.method += "+loop"
+    info.loop = f"{s['label']} (back edge PC {s['pc']}, {s['where']})"
+    info.iterations_simulated, info.iterations_skipped, info.period_cycles = done, skipped, s["period"]
+    info.loop_periods = [round(p, 1) for p in s["periods"]]
+    info.spread_pct += 100.0 * s["half_spread"] * skipped / (done + skipped)
 
 
 def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n: int, window: int,
