@@ -179,17 +179,30 @@ class CTAStepper(ChunkExecutor):
             return t
         if not q:
             pc = int(self.by_warp[w].min())
-            if self.batchable[min(pc, len(self.batchable) - 1)]:
-                self._run_ahead()
-                if not q:  # a wgmma waits for a warp of its warpgroup whose queue is full: let that one run on
-                    self._run_ahead(cap=None)
-                if not q:  # its warpgroup cannot come together: the handler reports which warps are missing
-                    self._step_batch(pc, np.array([w]))
-            else:
+            if not self.run_ahead_for(w):
                 self._step_batch(pc, np.array([w]))
         elif self.pending and w // self.grid.warps_per_block in self.pending:
             self._run_ahead()  # its queue was filled ahead of its start: top up the others as then
         return q.popleft()
+
+    def run_ahead_for(self, w: int, need: int = 1) -> bool:
+        """Make warp ``w`` have at least ``need`` queued outcomes if its next instructions may
+        run ahead (no ``%clock``-like read): run the group ahead as :meth:`step` would. Whether
+        ``w`` then has ``need`` (False: its next instruction is not batchable, it has exited, or
+        it waits at a barrier others have not reached). The timing model calls it before
+        choosing which queued outcome a warp issues next, so that the choice never depends on
+        how far the group happened to have run ahead (a host-side detail)."""
+        q = self.queued[w]
+        if len(q) >= need:
+            return True
+        pc = int(self.by_warp[w].min())
+        if pc == DONE or not self.batchable[min(pc, len(self.batchable) - 1)]:
+            return False
+        before = len(q)
+        self._run_ahead(cap=max(MAX_AHEAD, need))
+        if len(q) == before:  # a wgmma waits for a warp of its warpgroup whose queue is full: let that one run on
+            self._run_ahead(cap=None)
+        return len(q) >= need
 
     def _run_ahead(self, cap: int | None = MAX_AHEAD) -> None:
         """Run every warp of the group up to its next non-batchable instruction (or ``cap``

@@ -935,9 +935,13 @@ class SM:
     def _sass_search(self, w: "Warp | _PlanWarp") -> tuple[int, int]:
         """:meth:`_sass_next`'s search of the candidates (its docstring)."""
         q = w.q
-        if not q:
+        if not q and (not isinstance(w, Warp) or not w.cta.stepper.run_ahead_for(w.gw)):
+            # Nothing to choose from (the queue is topped up first, so that the choice does not
+            # depend on how far the warp's group had run ahead). The stepper's next PC, not w.pc:
+            # when outcomes queued after the last one issued were issued ahead of it, w.pc (the
+            # last issued outcome's next PC) is one of theirs.
             w.cand = None
-            return 0, w.pc
+            return 0, (w.cta.stepper.warp_pc(w.gw) if isinstance(w, Warp) else w.pc)
         launch = self.launch
         block = launch.block
         pc0 = q[0][0]
@@ -962,6 +966,8 @@ class SM:
             cord = w.cord
         if not w.cdone:
             i, n = len(cand), min(len(q), _WINDOW)
+            if i == n < _WINDOW and isinstance(w, Warp) and w.cta.stepper.run_ahead_for(w.gw, n + 1):
+                n = min(len(q), _WINDOW)  # the region may go on past the queue: top the queue up first
             if i < n:
                 ends, b, prev = launch.region_end, block[pc0], cand[-1]
                 while i < n:
@@ -973,6 +979,8 @@ class SM:
                     cord.append(order[pc])
                     prev = pc
                     i += 1
+                    if i == n < _WINDOW and isinstance(w, Warp) and w.cta.stepper.run_ahead_for(w.gw, n + 1):
+                        n = min(len(q), _WINDOW)
         best_i = cord.index(min(cord))
         pc = cand[best_i]
         if len(cand) == 1:

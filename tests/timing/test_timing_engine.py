@@ -346,3 +346,20 @@ def test_the_inlined_warp_choice_and_sleep_agree_with_the_policy(case, policy, m
         run_case(CASES[case], gpusim, CASES[case].test_n)
     assert picks and all(picks), picks.index(False)
     assert sleeps and all(sleeps), sleeps.index(False)
+
+
+@pytest.mark.parametrize("case, n", [("matmul_tiled", 128), ("matmul_regtile", 128)])
+def test_cycles_do_not_depend_on_how_many_ctas_a_functional_stepper_runs(monkeypatch, case, n):
+    """``gpu.GROUP_THREADS`` (CTAs a functional stepper runs ahead together) is host-side
+    batching: the issue order the SASS schedule gives a warp must not depend on how far its
+    group happened to have run ahead (a queue cut at the run-ahead cap, or empty after a
+    barrier, once made these launches differ by up to 3 %)."""
+    import gpusim.timing.gpu as gpu
+
+    got = []
+    for threads in (32, 8192, 1 << 20):
+        monkeypatch.setattr(gpu, "GROUP_THREADS", threads)
+        with gpusim.Device("h100", mode="timing", sampling=False):
+            r = run_case(CASES[case], gpusim, n).launches[0]
+        got.append((r.cycles, r.metrics["smsp__inst_executed.sum"], r.metrics["smsp__pcsamp_warps_issue_stalled_long_scoreboard"]))
+    assert got[0] == got[1] == got[2]
