@@ -24,9 +24,9 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
 3. **Park and skip**: from then, each warp of a CTA stops (is *parked*, issuing nothing) at the
    back edge that ends its iteration ``K``, one past the most any warp of its CTA had completed
    when the CTA's first back edge after the decision issued (so no warp of a CTA can be parked
-   while another waits for it at a barrier inside the loop; one that does anyway, because an SM
-   issued its back edge under another instruction's timing and never reported it, is parked with
-   the others: :meth:`LoopSampler._adopt`). Once every live warp of the CTA is
+   while another waits for it at a barrier inside the loop; one that does anyway, a back edge
+   the SM never reported, is parked with the others: :meth:`LoopSampler._adopt`, a safety net
+   since the SM's stale-PC slip was fixed). Once every live warp of the CTA is
    parked, waits at a barrier outside the loop, or has exited, its parked warps *skip ahead*: they
    run functionally (the same :class:`~gpusim.functional.warpstep.CTAStepper`, so every
    instruction still runs exactly once, on the device memory, in the functional order) until
@@ -270,9 +270,10 @@ class LoopSampler:
         """Park warp ``x``, which waits at a barrier inside the loop while the rest of its CTA is
         parked, as from cycle ``at`` (when the last of the others was parked). They completed
         iteration ``K``, barriers included, so ``x`` is in iteration ``K + 1``: its back edge
-        ``K`` went unreported (an SM issued that outcome under another instruction's timing, as
-        it does when a warp's queue runs dry right after outcomes issued ahead of their turn; on
-        ``matmul_tiled`` it left a CTA waiting at the barrier for warps parked for good). Its
+        ``K`` went unreported (an SM once issued that outcome under another instruction's timing
+        when a warp's queue ran dry right after outcomes issued ahead of their turn, leaving a
+        ``matmul_tiled`` CTA waiting at the barrier for warps parked for good; fixed since, this is a
+        safety net). Its
         arrival is taken back from the barrier; the skip runs it with the others, so it resumes
         with them (``R`` counts its iteration ``K + 1``)."""
         cta = x.cta
