@@ -21,11 +21,11 @@ never at once) and depend on what else the machine runs.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import json
 import pathlib
 import sys
 import time
+
+from resumable import resume_runs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "iteration_sampling_h100.json"
@@ -86,19 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=OUT, help="JSON file of the runs (default: %(default)s)")
     ap.add_argument("--table-only", action="store_true", help="print the table from --out and exit")
     args = ap.parse_args(argv)
-    runs = json.loads(args.out.read_text()) if args.out.exists() else {}
-    if not args.table_only:
-        for spec in args.cases:
-            case, n = spec.split(":")
-            for sampling in (False, True):
-                key = f"{case}:{n}:{sampling}"
-                if key in runs:
-                    continue
-                with concurrent.futures.ProcessPoolExecutor(1) as pool:   # a fresh process per run
-                    runs[key] = pool.submit(one, case, int(n), sampling).result()
-                args.out.parent.mkdir(parents=True, exist_ok=True)
-                args.out.write_text(json.dumps(runs, indent=1))
-                print(f"{key}: {runs[key]['seconds']:.1f} s", file=sys.stderr, flush=True)
+    todo = [] if args.table_only else [
+        (f"{case}:{n}:{sampling}", (case, int(n), sampling))
+        for case, n in (spec.split(":") for spec in args.cases) for sampling in (False, True)]
+    runs = resume_runs(args.out, todo, one)
     print(table(runs))
     return 0
 

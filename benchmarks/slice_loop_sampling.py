@@ -22,11 +22,11 @@ the machine runs.
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
-import json
 import pathlib
 import sys
 import time
+
+from resumable import resume_runs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "results" / "slice_loop_sampling_h100.json"
@@ -104,19 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=OUT, help="JSON file of the runs (default: %(default)s)")
     ap.add_argument("--table-only", action="store_true", help="print the table from --out and exit")
     args = ap.parse_args(argv)
-    runs = json.loads(args.out.read_text()) if args.out.exists() else {}
-    if not args.table_only:
-        for spec in args.cases:
-            case, n, modes = spec.split(":")
-            for mode in modes.split(","):
-                key = f"{case}:{n}:{mode}"
-                if key in runs:
-                    continue
-                with concurrent.futures.ProcessPoolExecutor(1) as pool:   # a fresh process per run
-                    runs[key] = pool.submit(one, case, int(n), mode).result()
-                args.out.parent.mkdir(parents=True, exist_ok=True)
-                args.out.write_text(json.dumps(runs, indent=1))
-                print(f"{key}: {runs[key]['seconds']:.1f} s", file=sys.stderr, flush=True)
+    todo = [] if args.table_only else [
+        (f"{case}:{n}:{mode}", (case, int(n), mode))
+        for case, n, modes in (spec.split(":") for spec in args.cases) for mode in modes.split(",")]
+    runs = resume_runs(args.out, todo, one)
     print(table(runs))
     return 0
 
