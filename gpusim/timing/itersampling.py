@@ -18,9 +18,11 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
    mean iteration. When the last ``policy.window`` periods agree within ``policy.tolerance`` of
    their mean, that mean is within it of the ``window`` periods before (no drift), at least
    ``policy.iteration_min_chunks`` chunks ran and no warp joined the loop in the window, the loop
-   is *stable*: its period ``p`` (the window's mean) and the rates per warp-iteration of the
-   timing model's additive counters over the window (L2/DRAM counts, stall warp-cycles per PC)
-   are kept. The first loop to be stable is chosen; nothing else changes in the run before.
+   is *stable*. When single chunks disagree, periods of 2, 4... chunks (up to
+   ``policy.iteration_max_stride``) are judged the same way, for loops whose iterations alternate
+   between a slow and a fast one with a steady mean. Once stable, its period ``p`` (the window's
+   mean) and the rates per warp-iteration of the timing model's additive counters over the
+   window (L2/DRAM counts, stall warp-cycles per PC) are kept. The first loop to be stable is chosen; nothing else changes in the run before.
 3. **Park and skip**: from then, each warp of a CTA stops (is *parked*, issuing nothing) at the
    back edge that ends its iteration ``K``, one past the most any warp of its CTA had completed
    when the CTA's first back edge after the decision issued (so no warp of a CTA can be parked
@@ -92,6 +94,11 @@ LOOP_ESTIMATED = ("sm__cycles_elapsed.avg", "sm__cycles_active.avg", "gpu__time_
 _POLL = 16
 #: Special registers whose values depend on the timing: a kernel reading one is not loop-sampled.
 _TIMED = ("clock", "clock64", "globaltimer")
+
+
+def _strides(most: int) -> list[int]:
+    """The chunk strides a window is judged at: 1, 2, 4... up to ``most``."""
+    return [1 << i for i in range(most.bit_length()) if 1 << i <= most]
 
 
 def _waits_on_others(ins) -> bool:
@@ -229,16 +236,20 @@ class LoopSampler:
             return
         marks.append((now, m, warps, loop.issued, self._snapshot()))
         w = p.window
-        if len(marks) < max(p.iteration_min_chunks, 2 * w) + 1:
+        for stride in _strides(p.iteration_max_stride):
+            if len(marks) < max(p.iteration_min_chunks, 2 * w * stride) + 1:
+                return
+            used = marks[-1 - 2 * w * stride::stride]
+            if used[0][2] != warps:   # warps still joining the loop
+                return
+            per = np.array([(b[0] - a[0]) / (b[1] - a[1]) for a, b in zip(used[:-1], used[1:])])
+            last, before = per[-w:], per[:w]
+            mean = last.mean()
+            if last.max() - last.min() <= p.tolerance * mean and abs(mean - before.mean()) <= p.tolerance * mean:
+                break
+        else:
             return
-        if marks[-1 - 2 * w][2] != warps:   # warps still joining the loop
-            return
-        per = np.array([(b[0] - a[0]) / (b[1] - a[1]) for a, b in zip(marks[-1 - 2 * w:-1], marks[-2 * w:])])
-        last, before = per[-w:], per[:w]
-        mean = last.mean()
-        if last.max() - last.min() > p.tolerance * mean or abs(mean - before.mean()) > p.tolerance * mean:
-            return
-        a, b = marks[-1 - w], marks[-1]
+        a, b = marks[-1 - w * stride], marks[-1]
         n = b[3] - a[3]
         (ca, sa), (cb, sb) = a[4], b[4]
         self.chosen, self.period, self.periods, self.decided_at = loop, float(mean), [float(x) for x in last], now

@@ -114,3 +114,37 @@ def test_spin_loops_are_not_candidates():
                            for i in k.instrs[h:b + 1]) for b, h in outer_loops(k).items())
     spins = [pc for pc, i in enumerate(module.kernels["locked_sum"].instrs) if i.op == "atom"]
     assert spins and not any(h <= spins[0] <= b for b, h in outer_loops(module.kernels["locked_sum"]).items())
+
+
+def _decide(periods: list[int], policy: Policy):
+    """Feed a loop_sum sampler iterations of the given cycles (16 warps in step); return the
+    (iteration at which it chose the loop, period) or None."""
+    from types import SimpleNamespace
+
+    from gpusim.timing.itersampling import LoopSampler
+    from isa import parse
+    path = PTX / "loops.ptx"
+    sampler = LoopSampler(parse(path.read_text(), str(path)).kernels["loop_sum"], policy)
+    sampler.launch = SimpleNamespace(mem=SimpleNamespace(count={"x": 0}), stalls=np.zeros(4))
+    (loop,) = sampler.loops.values()
+    loop.counts = {w: 0 for w in range(16)}
+    now = 0
+    for i, cycles in enumerate(periods, 1):
+        now += cycles
+        loop.issued += 16
+        sampler._mark(loop, now)
+        if sampler.chosen is not None:
+            return i, sampler.period
+    return None
+
+
+def test_a_loop_whose_iterations_alternate_is_judged_on_pairs_of_chunks():
+    # matmul_smem_regtile at 512 runs iterations of about 2,440 and 2,850 cycles in no fixed order
+    irregular = [3000, 2440, 2850, 2440, 2440, 2850, 2440, 2850, 2850, 2440, 2440, 2850, 2850, 2440] * 3
+    assert _decide(irregular, Policy(iteration_max_stride=1)) is None
+    at, period = _decide(irregular, Policy())
+    assert at == 10 and period == (2440 + 2850) / 2   # the 4 pairs of iterations 3-10 agree
+    # a steady loop is still chosen on single chunks, as soon as the window allows
+    assert _decide([3000] + [2500] * 10, Policy()) == (7, 2500)   # 7 marks: iteration_min_chunks + 1
+    with pytest.raises(ValueError, match="iteration_max_stride"):
+        Policy(iteration_max_stride=0)
