@@ -179,7 +179,7 @@ def _groups(ex: Executor, ins: Instr, lanes: np.ndarray) -> np.ndarray:
         members = np.arange(f, min(f + 4, (f // wpb + 1) * wpb))
         missing = members[live[members] & ~here[members]]
         if missing.size:
-            block = ex.grid.block_coords(ex.first_block + int(f // wpb))
+            block = ex.grid.block_coords(ex.block_ids[int(f // wpb)])
             raise _fault(ex, ins, f"warps {', '.join(str(int(m % wpb)) for m in missing)} of block {block} belong to "
                                   f"the warpgroup of warp {int(f % wpb)} but are not executing it with the others "
                                   f"(wgmma is warpgroup-collective: gpusim runs it when the group's warps are at it "

@@ -41,7 +41,8 @@ RESERVED_SMEM_BYTES = 16
 
 
 class ChunkExecutor:
-    """Executes ``kernel`` for CTAs ``first_block .. first_block + n_blocks - 1``.
+    """Executes ``kernel`` for CTAs ``first_block .. first_block + n_blocks - 1`` (or the CTAs
+    ``block_ids`` names).
 
     Threads are laid out CTA after CTA, each CTA padded to whole warps, so
     thread ``t`` is lane ``t % 32`` of warp ``t // 32`` and the per-thread
@@ -61,6 +62,9 @@ class ChunkExecutor:
         sm_count: SMs of the simulated GPU (for ``%smid``, ``%nsmid``).
         max_warps: warp slots per SM (for ``%nwarpid``).
         max_steps: steps after which the launch is declared hung.
+        block_ids: the chunk's CTAs' linear ids when they are not consecutive (int64, shape
+            (n_blocks,), ``block_ids[0] == first_block``; a timing slice's CTAs in dispatch
+            order); ``None``: ``first_block .. first_block + n_blocks - 1``.
     """
 
     #: When a list, memory instructions append their :class:`gpusim.functional.memops.Access`
@@ -69,9 +73,12 @@ class ChunkExecutor:
 
     def __init__(self, kernel: Kernel, grid: Grid, first_block: int, n_blocks: int, params: np.ndarray,
                  memory: GlobalMemory, dynamic_shared: int, counters: tuple[np.ndarray, np.ndarray],
-                 stats: "collections.Counter[str]", sm_count: int, max_warps: int, max_steps: int):
+                 stats: "collections.Counter[str]", sm_count: int, max_warps: int, max_steps: int,
+                 block_ids: np.ndarray | None = None):
         self.kernel, self.instrs, self.grid = kernel, kernel.instrs, grid
         self.first_block, self.nb = first_block, n_blocks
+        #: Linear id of each of the chunk's CTAs, shape (n_blocks,).
+        self.block_ids = np.arange(first_block, first_block + n_blocks) if block_ids is None else block_ids
         self.params, self.memory = params, memory
         self.warp_counts, self.thread_counts = counters
         self.stats = stats
@@ -87,7 +94,7 @@ class ChunkExecutor:
         bx, by, _ = grid.block
         self.tid = (lin % bx).astype(np.uint32), (lin // bx % by).astype(np.uint32), (lin // (bx * by)).astype(np.uint32)
         gx, gy, _ = grid.grid
-        blin = self.block_of + first_block
+        blin = self.block_ids[self.block_of]
         self.ctaid = (blin % gx).astype(np.uint32), (blin // gx % gy).astype(np.uint32), (blin // (gx * gy)).astype(np.uint32)
         self.lane = (t & 31).astype(np.uint32)
         self.regs = RegisterFile(kernel.regs, T)
@@ -338,7 +345,7 @@ class ChunkExecutor:
             bad = int(np.flatnonzero((hi >= 0) & (lo != hi))[0])
             lines = sorted({self.instrs[int(p)].loc.line for p in pcs[blk == bad]})
             raise KernelFault(
-                f"kernel {self.kernel.name}: threads of block {self.grid.block_coords(self.first_block + bad)} wait at "
+                f"kernel {self.kernel.name}: threads of block {self.grid.block_coords(self.block_ids[bad])} wait at "
                 f"different barriers (PTX lines {', '.join(map(str, lines))}): bar.sync in divergent code")
         self.waiting[lanes] = False
         self.n_waiting -= int(lanes.size)
@@ -394,7 +401,7 @@ class ChunkExecutor:
             if pcs.min() != pcs.max() and not count:
                 lines = sorted({self.instrs[int(p)].loc.line for p in pcs})
                 raise KernelFault(
-                    f"kernel {self.kernel.name}: threads of block {self.grid.block_coords(self.first_block + b)} wait "
+                    f"kernel {self.kernel.name}: threads of block {self.grid.block_coords(self.block_ids[b])} wait "
                     f"at different barriers (PTX lines {', '.join(map(str, lines))}): bar.sync in divergent code")
             for pc in np.unique(pcs):
                 sub = grp[pcs == pc]
@@ -412,7 +419,7 @@ class ChunkExecutor:
         raise KernelFault(
             f"kernel {self.kernel.name}: deadlock: {lanes.size} threads wait at bar.sync (PTX lines "
             f"{', '.join(map(str, lines))}) for threads of their block that never arrive "
-            f"(first: block {self.grid.block_coords(self.first_block + b)})")
+            f"(first: block {self.grid.block_coords(self.block_ids[b])})")
 
     def _hung(self, pc: int) -> None:
         raise KernelFault(
@@ -450,7 +457,7 @@ class ChunkExecutor:
         upcs = np.unique(pcs)
         for p in upcs[:most].tolist():
             warps = np.unique(live[pcs == p] >> 5)
-            names = [f"block {self.grid.block_coords(self.first_block + int(w) * 32 // self.tpbp)} warp "
+            names = [f"block {self.grid.block_coords(self.block_ids[int(w) * 32 // self.tpbp])} warp "
                      f"{int(w) * 32 % self.tpbp // 32}" for w in warps[:4].tolist()]
             more = f" and {warps.size - 4} more" if warps.size > 4 else ""
             if p >= n:
@@ -468,7 +475,7 @@ class ChunkExecutor:
             t = f.thread
         else:
             t = int(f.lane if lanes is None else lanes[f.lane]) if f.lane >= 0 else 0
-        block = self.grid.block_coords(self.first_block + int(self.block_of[t]))
+        block = self.grid.block_coords(self.block_ids[self.block_of[t]])
         thread = self.grid.thread_coords(int(self.lin_tid[t]))
         return KernelFault(
             f"kernel {self.kernel.name}: {f.reason} ({f.space}, {f.size} bytes at address {f.address:#x}) "
@@ -521,7 +528,7 @@ class ChunkExecutor:
         if name == "nwarpid":
             return np.full(n, self.max_warps, np.uint32)
         if name == "smid":
-            return ((pick(self.block_of) + self.first_block) % self.sm_count).astype(np.uint32)
+            return (self.block_ids[pick(self.block_of)] % self.sm_count).astype(np.uint32)
         if name == "nsmid":
             return np.full(n, self.sm_count, np.uint32)
         if name in ("clock", "clock64", "globaltimer"):
@@ -684,7 +691,7 @@ def _fence(ex: ChunkExecutor, ins: Instr, sel) -> None:
         g = ex.guarded(ins, sel)
         if g is None or g.size:
             t = 0 if g is None else int(g[0])
-            block = ex.grid.block_coords(ex.first_block + int(ex.block_of[t]))
+            block = ex.grid.block_coords(ex.block_ids[ex.block_of[t]])
             thread = ex.grid.thread_coords(int(ex.lin_tid[t]))
             raise KernelFault(f"kernel {ex.kernel.name}: trap executed at {ins.loc.file}:{ins.loc.line} by block "
                               f"{block} thread {thread} (the launch fails, as cudaErrorLaunchFailure on a GPU)")

@@ -44,6 +44,7 @@ class Grid:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
     def block_coords(self, linear: int) -> tuple[int, int, int]:
+        linear = int(linear)
         gx, gy, _ = self.grid
         return linear % gx, linear // gx % gy, linear // (gx * gy)
 
@@ -64,6 +65,7 @@ class Executor(Protocol):
     instrs: list[Instr]
     grid: Grid
     first_block: int
+    block_ids: np.ndarray
     T: int
     block_of: np.ndarray
     lin_tid: np.ndarray

@@ -52,7 +52,7 @@ class _Recorder(ChunkExecutor):
             if a.space == "global":
                 # an atomic leaves its sector dirty in L2 (read there, then written whole): a store of it all
                 sectors = ((a.addrs - np.uint64(GLOBAL_BASE)) >> np.uint64(5) << np.uint64(1)) | np.uint64(a.op != "ld")
-                cta = self.block_of[a.lanes].astype(np.uint64) + np.uint64(self.first_block)
+                cta = self.block_ids[self.block_of[a.lanes]].astype(np.uint64)
                 keys.append((cta << np.uint64(_SECTOR_BITS)) | sectors)
                 written.append(sector_byte_masks(a.addrs, a.width) if a.op == "st" else np.full(a.addrs.size, FULL_SECTOR, np.uint64))
         self.accesses.clear()

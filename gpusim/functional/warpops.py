@@ -47,7 +47,7 @@ def check_members(ex: Executor, ins: Instr, lanes: np.ndarray, mask: np.ndarray)
     if missing.any() or not own.all():
         i = int(np.argmax((missing != 0) | (own == 0)))
         t = int(lanes[i])
-        block = ex.grid.block_coords(ex.first_block + int(ex.block_of[t]))
+        block = ex.grid.block_coords(ex.block_ids[ex.block_of[t]])
         why = (f"lanes {_fmt_lanes(int(missing[i]))} named in the member mask {int(mask[i]):#010x} are not converged "
                f"with it" if missing[i] else f"its own lane {int(ex.lane[t])} is not in the member mask {int(mask[i]):#010x}")
         raise KernelFault(f"kernel {ex.kernel.name}: {ins.op}.sync at {ins.loc.file}:{ins.loc.line} in block {block}, "

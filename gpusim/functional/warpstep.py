@@ -88,7 +88,8 @@ class Step(NamedTuple):
 
 
 class CTAStepper(ChunkExecutor):
-    """The threads of a group of consecutive CTAs, stepped warp by warp.
+    """The threads of a group of CTAs (consecutive, or those ``block_ids`` names), stepped warp
+    by warp.
 
     Args:
         kernel, grid, params, memory, dynamic_shared: as for
@@ -102,9 +103,11 @@ class CTAStepper(ChunkExecutor):
         smid: the SM the CTA runs on (``%smid``; single-CTA groups).
         warp_slot0: warp slot of the CTA's first warp on that SM (``%warpid``).
         clock: a callable returning the current SM cycle (``%clock``, ``%clock64``).
+        block_ids: the group's CTAs' linear ids when they are not consecutive (int64, shape
+            (n_blocks,)); ``None``: ``block .. block + n_blocks - 1``.
 
     Warps are numbered across the group: warp ``w`` is warp ``w % warps_per_block``
-    of CTA ``block + w // warps_per_block``.
+    of CTA ``block_ids[w // warps_per_block]``.
     """
 
     #: Called with no argument each time the warps run ahead (the timing launch's watchdog,
@@ -114,9 +117,10 @@ class CTAStepper(ChunkExecutor):
 
     def __init__(self, kernel: Kernel, grid: Grid, block: int, params: np.ndarray, memory: GlobalMemory,
                  dynamic_shared: int, counters: tuple[np.ndarray, np.ndarray], stats: "collections.Counter[str]",
-                 sm_count: int, max_warps: int, smid: int, warp_slot0: int, clock, n_blocks: int = 1):
+                 sm_count: int, max_warps: int, smid: int, warp_slot0: int, clock, n_blocks: int = 1,
+                 block_ids: np.ndarray | None = None):
         super().__init__(kernel, grid, block, n_blocks, params, memory, dynamic_shared, counters, stats, sm_count,
-                         max_warps, max_steps=1 << 62)
+                         max_warps, max_steps=1 << 62, block_ids=block_ids)
         self.smid, self.warp_slot0, self.clock = smid, warp_slot0, clock
         self.accesses = []
         self._diverge()  # per-thread PCs from the start: warps advance independently
@@ -258,6 +262,34 @@ class CTAStepper(ChunkExecutor):
         """Execute ``pc`` for the lanes at it of the warps ``warps`` (ascending indices); queue
         the outcomes. Returns whether warps other than those may have moved (barriers, exits)."""
         by_warp = self.by_warp
+        if pc >= len(self.instrs):  # falling off the end of the kernel is a return
+            active = self._execute(pc, warps)[1]
+            nxt = by_warp[warps].min(axis=1).tolist()
+            for v, a, x in zip(warps.tolist(), active.tolist(), nxt):
+                self.queued[v].append((pc, None, a, _NO_ACCESS, x, 0, a, False))
+            self.qlen[warps] += 1
+            return True
+        ins, active, acc, taken, exited, waits = self._execute(pc, warps)
+        kind = ins.spec.kind
+        next_pc = by_warp[warps].min(axis=1).tolist()
+        per_warp = _split_accesses(acc, warps) if acc else repeat(_NO_ACCESS)
+        queued = self.queued
+        for v, step in zip(warps.tolist(), zip(repeat(pc), repeat(ins), active.tolist(), per_warp, next_pc,
+                                               taken if taken is not None else repeat(0),
+                                               exited if exited is not None else repeat(0),
+                                               waits if waits is not None else repeat(False))):
+            queued[v].append(step)  # a plain tuple in Step's field order (cheaper to make than a Step)
+        self.qlen[warps] += 1
+        return kind is Kind.BAR or kind is Kind.EXIT
+
+    def _execute(self, pc: int, warps: np.ndarray) -> tuple:
+        """Execute ``pc`` for the lanes at it of the warps ``warps`` (ascending indices), queueing
+        nothing. Returns ``(instr, active, accesses, taken, exited, waits)``: the instruction
+        (``None`` past the kernel's end), lanes run per warp (int64 array, shape (len(warps),)),
+        the batch's :class:`~gpusim.functional.memops.Access` records (all warps together), and
+        per warp the guard-true lanes of a ``bra``, the lanes an ``exit`` ended and whether a
+        ``bar.sync`` was reached by every live lane (lists, or ``None`` for other instructions)."""
+        by_warp = self.by_warp
         self.ran += 1
         rows = by_warp[warps] == pc
         r, c = np.nonzero(rows)
@@ -265,17 +297,13 @@ class CTAStepper(ChunkExecutor):
         active = np.count_nonzero(rows, axis=1)
         self.warp_counts[pc] += warps.size
         self.thread_counts[pc] += sel.size
-        if pc >= len(self.instrs):  # falling off the end of the kernel is a return
+        if pc >= len(self.instrs):
             self._exit(sel)
-            nxt = by_warp[warps].min(axis=1).tolist()
-            for v, a, x in zip(warps.tolist(), active.tolist(), nxt):
-                self.queued[v].append((pc, None, a, _NO_ACCESS, x, 0, a, False))
-            self.qlen[warps] += 1
-            return True
+            return None, active, _NO_ACCESS, None, active.tolist(), None
         ins = self.instrs[pc]
         acc = self.accesses = []
         kind = ins.spec.kind
-        taken = exited = None
+        taken = exited = waits = None
         if kind is Kind.EXIT or kind is Kind.BAR:
             live_before = np.count_nonzero(self.live_by_warp[warps], axis=1)
         try:
@@ -291,17 +319,48 @@ class CTAStepper(ChunkExecutor):
             _watchdog.EPOCH.n += 1
         if kind is Kind.EXIT:
             exited = (live_before - np.count_nonzero(self.live_by_warp[warps], axis=1)).tolist()
-        waits = (active == live_before).tolist() if kind is Kind.BAR else repeat(False)
+        elif kind is Kind.BAR:
+            waits = (active == live_before).tolist()
         if self.n_parked:
             self._resume_warps(warps)
-        next_pc = by_warp[warps].min(axis=1).tolist()
-        per_warp = _split_accesses(acc, warps) if acc else repeat(_NO_ACCESS)
-        queued = self.queued
-        for v, step in zip(warps.tolist(), zip(repeat(pc), repeat(ins), active.tolist(), per_warp, next_pc,
-                                               taken or repeat(0), exited or repeat(0), waits)):
-            queued[v].append(step)  # a plain tuple in Step's field order (cheaper to make than a Step)
-        self.qlen[warps] += 1
-        return kind is Kind.BAR or kind is Kind.EXIT
+        return ins, active, acc, taken, exited, waits
+
+    def run_through(self, warps: np.ndarray, lo: int, hi: int) -> dict[str, np.ndarray]:
+        """Run the warps ``warps`` (ascending indices, none with queued outcomes) functionally,
+        lowest PC first and each PC once for all of them at it, queueing nothing, until none has
+        a next PC in ``[lo, hi]`` (each has left that range, exited, or waits at a barrier no
+        warp of them can complete). The loop sampler's skip (:mod:`gpusim.timing.itersampling`):
+        every instruction still runs once, in the order the detailed launch would run ahead.
+
+        Returns, per warp of ``warps`` (int64 arrays, shape (len(warps),)): ``"at_hi"``
+        (instructions run at PC ``hi``: a loop's back edge), ``"global"`` (instructions with a
+        global access), ``"branches"`` and ``"divergent"`` (``bra`` run; of them, those with some
+        active lanes taken and some not) and ``"exited"`` (lanes that exited)."""
+        n = warps.size
+        out = {k: np.zeros(n, np.int64) for k in ("at_hi", "global", "branches", "divergent", "exited")}
+        by_warp = self.by_warp
+        index = np.full(self.n_warps, -1, np.int64)
+        index[warps] = np.arange(n)
+        while True:
+            wpc = by_warp[warps].min(axis=1)
+            cand = (wpc >= lo) & (wpc <= hi)   # DONE lies above every PC
+            if not cand.any():
+                return out
+            pc = int(wpc[cand].min())
+            at = warps[cand & (wpc == pc)]
+            i = index[at]
+            ins, active, acc, taken, exited, _ = self._execute(pc, at)
+            if pc == hi:
+                out["at_hi"][i] += 1
+            lanes = [a.lanes for a in acc if a.space == "global"]
+            if lanes:
+                out["global"][index[np.unique(np.concatenate(lanes) >> 5)]] += 1
+            if taken is not None:
+                t = np.asarray(taken)
+                out["branches"][i] += 1
+                out["divergent"][i] += (t > 0) & (t < active)
+            if exited is not None:
+                out["exited"][i] += exited
 
     def _resume_warps(self, warps: np.ndarray) -> None:
         """The parked lanes of those ``warps`` whose other lanes cannot run resume

@@ -141,22 +141,28 @@ class Launch:
     # ---------------------------------------------------------------- CTAs
     def _stepper(self, b: int, sm: SM, slot0: int) -> tuple[CTAStepper, int]:
         """The stepper that executes CTA ``b`` (created with the first CTA of its group) and the
-        index of the CTA's first warp in it."""
+        index of the CTA's first warp in it. A group is ``group_blocks`` CTAs consecutive in the
+        dispatch order: consecutive ids for a whole grid, and as many of a sampled slice's CTAs
+        (whose ids are not consecutive: ``slice_blocks``), so that its steps stay as wide."""
         g = self.group_blocks
-        first = b - b % g
+        blocks = self.dispatcher.blocks
+        i = int(np.searchsorted(blocks, b))   # b's place in the dispatch order (ids increase)
+        first = i - i % g
         stepper = self.groups.get(first)
         if stepper is None:
             # CTAs start in increasing order: no later CTA belongs to an older group.
             self.groups = {}
-            n = min(g, self.grid.n_blocks - first)
-            stepper = CTAStepper(self.kernel, self.grid, first, self.params, self.memory, self.dynamic_shared,
+            ids = blocks[first:first + g]
+            n = len(ids)
+            stepper = CTAStepper(self.kernel, self.grid, int(ids[0]), self.params, self.memory, self.dynamic_shared,
                                  self.counters, self.stats, self.gpu_sms, self.cfg.sm.max_warps, sm.index,
-                                 slot0, lambda: self.env.now, n_blocks=n)
+                                 slot0, lambda: self.env.now, n_blocks=n,
+                                 block_ids=None if ids[-1] - ids[0] == n - 1 else np.asarray(ids, np.int64))
             stepper.on_run_ahead = self.watch
             self.groups[first] = stepper
             if self.prestart:
                 stepper.prestart()
-        return stepper, stepper.start(b - first)
+        return stepper, stepper.start(i - first)
 
     def _start_cta(self, sm: SM, b: int, now: int) -> None:
         """Make CTA ``b`` resident on ``sm`` at cycle ``now`` (the dispatcher's ``start``)."""

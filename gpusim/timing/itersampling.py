@@ -327,47 +327,47 @@ class LoopSampler:
         head, back = loop.head, loop.back
         warps = [x for c in ctas for x in c.warps if x in self.parked]
         runs = dict.fromkeys(warps, 0)
-        pending = list(warps)
         queued = st.queued
         bra = Kind.BRA
-        while pending:
-            # Take the outcomes the warps have queued (all of them, in lockstep), and only then let
-            # the stepper run them all ahead together (one vectorised step for the warps at a PC).
-            for x in pending:
-                gw = x.gw
-                q = queued[gw]
-                while q:
-                    pc = q[0][0]
-                    if pc < head or pc > back:
-                        break
-                    t = q.popleft() if not st.pending else st.step(gw)   # st.step(gw), without its checks
-                    if pc == back:
-                        runs[x] += 1
-                    ins = t[1]
-                    if t[3] and any(a.space == "global" for a in t[3]):
-                        x.mem_steps += 1   # keeps the wave sampler's shadow CTAs in step (SM._memory)
-                    if ins is not None and ins.spec.kind is bra:
-                        launch.branches += 1
-                        if 0 < t[5] < t[2]:
-                            launch.divergent_branches += 1
-                    if t[6]:
-                        x.cta.live_threads -= t[6]
-                        x.lanes -= t[6]
-            runnable = None
-            for x in list(pending):
-                pc = st.warp_pc(x.gw)
-                if pc == DONE:
-                    if not st.live_by_warp[x.gw].any():   # every thread exited inside the loop
-                        pending.remove(x)
-                    continue   # waits at a barrier for the others
+        # The outcomes the warps have queued (run ahead before they were parked) are taken first;
+        # then the stepper runs them to the loop's exit, queueing nothing.
+        for x in warps:
+            gw = x.gw
+            q = queued[gw]
+            while q:
+                pc = q[0][0]
                 if pc < head or pc > back:
-                    pending.remove(x)
-                elif runnable is None and not queued[x.gw]:
-                    runnable = x
-            if runnable is not None:
-                queued[runnable.gw].appendleft(st.step(runnable.gw))   # runs every warp ahead; put it back
-            elif pending and not any(queued[x.gw] for x in pending):
-                raise KernelFault(f"kernel {self.kernel.name}: loop sampling: warps of CTA {pending[0].cta.block} "
+                    break
+                t = q.popleft() if not st.pending else st.step(gw)   # st.step(gw), without its checks
+                if pc == back:
+                    runs[x] += 1
+                ins = t[1]
+                if t[3] and any(a.space == "global" for a in t[3]):
+                    x.mem_steps += 1   # keeps the wave sampler's shadow CTAs in step (SM._memory)
+                if ins is not None and ins.spec.kind is bra:
+                    launch.branches += 1
+                    if 0 < t[5] < t[2]:
+                        launch.divergent_branches += 1
+                if t[6]:
+                    x.cta.live_threads -= t[6]
+                    x.lanes -= t[6]
+        inside = [x for x in warps if not queued[x.gw]]
+        if inside:
+            gws = np.array(sorted(x.gw for x in inside), np.int64)
+            got = st.run_through(gws, head, back)
+            launch.branches += int(got["branches"].sum())
+            launch.divergent_branches += int(got["divergent"].sum())
+            for x, r, g, e in zip(sorted(inside, key=lambda x: x.gw), got["at_hi"].tolist(), got["global"].tolist(),
+                                  got["exited"].tolist()):
+                runs[x] += r
+                x.mem_steps += g
+                x.cta.live_threads -= e
+                x.lanes -= e
+            # left with a next PC in the loop, or waiting at a barrier in it: no warp of theirs can complete it
+            stuck = [x for x in inside if head <= st.warp_pc(x.gw) <= back
+                     or (st.warp_pc(x.gw) == DONE and st.live_by_warp[x.gw].any())]
+            if stuck:
+                raise KernelFault(f"kernel {self.kernel.name}: loop sampling: warps of CTA {stuck[0].cta.block} "
                                   f"cannot leave the loop at PC {back} functionally (a barrier inside it waits for a "
                                   f"warp not in it); time this kernel with Device(sampling=False)")
         self.ctas_skipped += len(ctas)
