@@ -17,12 +17,15 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
    iterations and ``policy.iteration_chunk_cycles`` cycles; a chunk's *period* is its cycles per
    mean iteration. When the last ``policy.window`` periods agree within ``policy.tolerance`` of
    their mean, that mean is within it of the ``window`` periods before (no drift), at least
-   ``policy.iteration_min_chunks`` chunks ran and no warp joined the loop in the window, the loop
-   is *stable*. When single chunks disagree, periods of 2, 4... chunks (up to
+   ``policy.iteration_min_chunks`` chunks ran, no warp joined the loop in the window and none has
+   left it (a loop whose warps run different trip counts is not extrapolated from its tail:
+   ``gemv_thread_row``, decided at its 13th of 16 iterations, came out +6 %), the loop is
+   *stable*. When single chunks disagree, periods of 2, 4... chunks (up to
    ``policy.iteration_max_stride``) are judged the same way, for loops whose iterations alternate
    between a slow and a fast one with a steady mean. Once stable, its period ``p`` (the window's
    mean) and the rates per warp-iteration of the timing model's additive counters over the
-   window (L2/DRAM counts, stall warp-cycles per PC) are kept. The first loop to be stable is chosen; nothing else changes in the run before.
+   window (L2/DRAM counts, stall warp-cycles per PC) are kept. The first loop to be stable is
+   chosen; nothing else changes in the run before.
 3. **Park and skip**: from then, each warp of a CTA stops (is *parked*, issuing nothing) at the
    back edge that ends its iteration ``K``, one past the most any warp of its CTA had completed
    when the CTA's first back edge after the decision issued (so no warp of a CTA can be parked
@@ -249,6 +252,8 @@ class LoopSampler:
                 break
         else:
             return
+        if any(x.done or not loop.head <= x.timed.pc <= loop.back for x in loop.counts):
+            return   # warps are leaving the loop: its tail, where those left iterate faster than the period
         a, b = marks[-1 - w * stride], marks[-1]
         n = b[3] - a[3]
         (ca, sa), (cb, sb) = a[4], b[4]
@@ -300,7 +305,9 @@ class LoopSampler:
 
     def _try_skip(self, cta, now: int) -> None:
         """Skip the CTAs of ``cta``'s stepper (its group of CTAs run functionally together) once each
-        of them that still iterates the loop is ready (:meth:`_ready`); else look again later."""
+        of them that still iterates the loop is ready (:meth:`_ready`), or the ready ones when
+        waiting longer could delay one of them: a parked warp skips at least one iteration, so none
+        resumes before ``p`` cycles after the first of them was parked. Else look again later."""
         loop = self.chosen
         ready, wait = [], False
         for c in [c for sm in self.launch.sms for c in sm.ctas if c.stepper is cta.stepper]:
@@ -311,6 +318,9 @@ class LoopSampler:
                     wait = True
             elif any(not x.done and not x.waiting and loop.head <= x.timed.pc <= loop.back for x in c.warps):
                 wait = True   # it will park soon
+        if wait and ready:
+            first = min(self.parked[x] for c in ready for x in c.warps if x in self.parked)
+            wait = now + _POLL < first + self.period
         if wait or not ready:
             # look again (a warp of a waiting CTA may next wait at a barrier, issuing no back edge)
             if cta not in self.polling:
