@@ -175,6 +175,8 @@ class LoopSampler:
         self.adopted = 0                    # warps parked at a barrier inside the loop (_adopt)
         self.longest = 0.0                  # the most cycles one warp's skip was costed
         self.decided_at = 0
+        self.trips = 0                      # the fewest iterations (simulated and skipped) of a skipped warp
+        self.due: dict = {}                 # ready CTA -> the soonest cycle one of its warps may resume
 
     @staticmethod
     def why_not(kernel: Kernel, record_events: bool) -> str:
@@ -306,8 +308,10 @@ class LoopSampler:
     def _try_skip(self, cta, now: int) -> None:
         """Skip the CTAs of ``cta``'s stepper (its group of CTAs run functionally together) once each
         of them that still iterates the loop is ready (:meth:`_ready`), or the ready ones when
-        waiting longer could delay one of them: a parked warp skips at least one iteration, so none
-        resumes before ``p`` cycles after the first of them was parked. Else look again later."""
+        waiting longer could delay one of them: a warp parked after ``k`` iterations skips at least
+        one, and at least ``trips - k`` (:attr:`trips`: the fewest iterations a skipped warp has run
+        in all so far), so it resumes ``max(1, trips - k) * p`` cycles after it was parked at the
+        soonest. Else look again later."""
         loop = self.chosen
         ready, wait = [], False
         for c in [c for sm in self.launch.sms for c in sm.ctas if c.stepper is cta.stepper]:
@@ -319,8 +323,12 @@ class LoopSampler:
             elif any(not x.done and not x.waiting and loop.head <= x.timed.pc <= loop.back for x in c.warps):
                 wait = True   # it will park soon
         if wait and ready:
-            first = min(self.parked[x] for c in ready for x in c.warps if x in self.parked)
-            wait = now + _POLL < first + self.period
+            due = self.due
+            for c in ready:
+                if c not in due:   # a ready CTA stays ready (its warps parked) until it is skipped
+                    due[c] = min(self.parked[x] + max(1, self.trips - loop.counts[x]) * self.period
+                                 for x in c.warps if x in self.parked)
+            wait = now + _POLL < min(due[c] for c in ready)
         if wait or not ready:
             # look again (a warp of a waiting CTA may next wait at a barrier, issuing no back edge)
             if cta not in self.polling:
@@ -381,8 +389,12 @@ class LoopSampler:
                                   f"cannot leave the loop at PC {back} functionally (a barrier inside it waits for a "
                                   f"warp not in it); time this kernel with Device(sampling=False)")
         self.ctas_skipped += len(ctas)
+        for c in ctas:
+            self.due.pop(c, None)
         if self.in_slice:
             self._add(sum(runs.values()))
+        fewest = min(loop.counts[x] + runs[x] for x in warps)
+        self.trips = min(self.trips, fewest) if self.trips else fewest
         for x in warps:
             r = runs[x]
             self.skipped += r

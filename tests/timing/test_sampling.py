@@ -126,3 +126,24 @@ def test_waves_are_stable_only_when_they_agree_and_have_stopped_drifting():
     # waves 2-3 agree (0.2 %) but come after a longer pair; waves 6-7 agree and so do their means
     assert stable == [False] * 7 + [True]
     assert not _stable(waves[1:3], 2, 0.02)  # two agreeing waves with none before
+
+
+def test_a_slices_ctas_share_steppers_in_dispatch_order_with_their_own_ctaids(monkeypatch):
+    # The 1-SM slice of the 4-SM GPU runs CTAs 0, 4, 8...: a stepper holds 32 of them
+    # (GROUP_THREADS / 256 threads), not the 8 that a block of 32 consecutive ids holds, and
+    # each CTA's threads read their own %ctaid.
+    from gpusim.timing import gpu
+    made = []
+
+    class Spy(gpu.CTAStepper):
+        def __init__(self, *a, **kw):
+            super().__init__(*a, **kw)
+            made.append(self)
+
+    monkeypatch.setattr(gpu, "CTAStepper", Spy)
+    with gpusim.Device("h100", mode="timing", overrides=SMALL, sampling=POLICY):
+        run_case(CASES["reduce_v3"], gpusim, 1 << 17)   # 256 CTAs of 256 threads
+    assert made and made[0].nb == 32
+    for st in made:
+        assert list(st.block_ids) == list(range(st.first_block, st.first_block + 4 * st.nb, 4))
+        assert np.array_equal(st.ctaid[0][::st.tpbp], st.block_ids.astype(np.uint32))
