@@ -125,11 +125,11 @@ class Launch:
         self.group_blocks = 1 if cta_specific(kernel) else max(1, GROUP_THREADS // (grid.warps_per_block * 32))
         self.groups: dict[int, CTAStepper] = {}
         #: Let every CTA of a stepper's group run ahead from the group's first dispatch (denser
-        #: vectorised steps), not only the dispatched ones: set when every CTA of the grid is
-        #: dispatched (not for the sampler's slice, whose undispatched CTAs must not run here) and
-        #: the kernel's CTAs cannot communicate while they run (``serial_reason``: no global
-        #: atomics, strong or volatile accesses, wide fences or clock reads), so no result can
-        #: tell the order in which CTAs execute. Host-side batching; no timing effect.
+        #: vectorised steps), not only the dispatched ones: set by :func:`run_detailed` and for the
+        #: sampler's slice (whose groups hold slice CTAs only, in dispatch order) when the kernel's
+        #: CTAs cannot communicate while they run (``serial_reason``: no global atomics, strong or
+        #: volatile accesses, wide fences or clock reads), so no result can tell the order in
+        #: which CTAs execute. Host-side batching; no timing effect.
         self.prestart = False
         self.retired = 0
         self.started = 0  # CTAs made resident so far
