@@ -437,7 +437,7 @@ class Scheduler:
                 else:
                     t, reason = dep, w.dep_reason
                 if queue == "mio":
-                    q = sm.shared_free - sm.mio_queue
+                    q = sm.l1.data_free - sm.mio_queue
                     if q > t:
                         t, reason = q, "mio_throttle"
                 else:
@@ -461,7 +461,7 @@ class Scheduler:
                         t = u
                     queue = timed.queue
                     if queue:
-                        q = sm.shared_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
+                        q = sm.l1.data_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
                         if q > t:
                             t = q
                     if t < t_next:
@@ -514,7 +514,7 @@ class Scheduler:
         if queue:
             sm = self.sm
             if queue == "mio":
-                q = sm.shared_free - sm.mio_queue
+                q = sm.l1.data_free - sm.mio_queue
                 if q > t:
                     t, reason = q, "mio_throttle"
             else:
@@ -525,17 +525,18 @@ class Scheduler:
 
 
 class SM:
-    """One SM: schedulers, warp slots, resident CTAs, the shared-memory data stage."""
+    """One SM: schedulers, warp slots, resident CTAs; its L1TEX (tag and data stages) is ``l1``."""
 
     def __init__(self, launch: LaunchContext, index: int):
         self.launch, self.index = launch, index
         cfg = launch.cfg
         self.mio_queue, self.lg_queue = cfg.sm.mio_queue_cycles, cfg.sm.lg_queue_cycles
-        self.l1 = launch.mem.l1(index)  # this SM's L1 (its tag stage's backlog throttles global accesses)
+        #: this SM's L1TEX: its tag stage's backlog throttles global accesses (``lg_throttle``), and its
+        #: data stage (``l1.data_free``), which shared accesses share with global loads, shared ones (``mio_throttle``)
+        self.l1 = launch.mem.l1(index)
         self.schedulers = [Scheduler(self, i) for i in range(cfg.sm.scheduler.count)]
         self.free_slots = list(range(cfg.sm.max_warps))
         self.ctas: list[CTA] = []
-        self.shared_free = 0
         shared = cfg.shared  # shared memory's data stage: bytes a cycle, latency, extra latency a conflict
         self.shared_cost = (shared.bytes_per_cycle, shared.conflict_latency_cycles - 1, shared.latency_cycles)
         self.atom_kinds: dict[int, tuple[bool, bool]] = {}   # _atom_kind's cache
@@ -738,8 +739,9 @@ class SM:
         if skipped and timed.skip_shared:
             # its guarded LDS/STS still pass the data stage, a cycle each, and with a guarded reader
             # of a load the warp waits for the loads (Timed.skip_shared, skip_wait)
-            t0 = max(self.shared_free, now)
-            self.shared_free = t0 + timed.skip_shared
+            l1 = self.l1
+            t0 = max(l1.data_free, now)
+            l1.data_free = t0 + timed.skip_shared
             if timed.skip_wait and t0 + timed.skip_shared + self.shared_cost[2] > floor:
                 floor, why = t0 + timed.skip_shared + self.shared_cost[2], "short_scoreboard"
         if kind is _CPASYNC or kind is _WGMMA or kind is _FENCE:
@@ -1045,10 +1047,11 @@ class SM:
                     wf = _warp_wavefronts(acc, acc.addrs.astype(np.int64) & -vector, vector, True)
                 elif wf is None:  # shared atomics: read and write the words of a store pattern
                     wf = 2 * _warp_wavefronts(acc, acc.addrs, max(4, acc.width), False)
-                t0 = self.shared_free
+                l1 = self.l1  # the data stage, shared with global loads' wavefronts (L1.load)
+                t0 = l1.data_free
                 if t0 < now:
                     t0 = now
-                self.shared_free = t0 + wf
+                l1.data_free = t0 + wf
                 per_cycle, conflict, latency = self.shared_cost
                 width = acc.width
                 ideal = -(-len(acc.lanes) * (vector if vector > width else width) // per_cycle)  # conflict-free
