@@ -31,7 +31,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   instruction) and, for memory instructions, the SM's memory queues are below
   ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields).
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
-  its wavefronts pass the SM's data stage (one wavefront per cycle, §5) plus
+  its wavefronts pass the L1TEX's data stage (one wavefront per cycle, §5; global loads'
+  wavefronts hold it too, ``validation/probes/data_stage.py``) plus
   ``shared.latency_cycles`` (§3), each wavefront beyond the access's
   conflict-free count taking ``shared.conflict_latency_cycles`` (H100: 2, MEAS); constant loads ``sm.const_transaction_cycles``
   later per serialised transaction after the first (ASSUMED 1); global and local memory when

@@ -430,3 +430,17 @@ def test_reads_writes_and_atomics_share_one_l2_request_port():
     apart = memsys.MemorySystem(cfg.with_overrides({"l2.shared_request_port": False}), 1 << 16).l2
     apart.read(0.0, [1, 2], [1, 1])
     assert apart.take_writes(0.0, 3, 3)[0] == pytest.approx(2 / cfg.l2.write_requests_per_cycle)
+
+
+def test_global_loads_wavefronts_wait_behind_shared_ones_on_one_data_stage():
+    # The L1TEX's data stage serves shared accesses and global loads' bank wavefronts one a cycle
+    # (validation/probes/data_stage.py); the tag lookups have their own stage.
+    cfg = gpusim.config.load("h100")
+    l1 = memsys.MemorySystem(cfg, 1 << 16).l1(0)
+    lines, masks = [0], [0b1111]
+    l1.load(0, lines, masks, True, 1)                   # fill the line: later loads hit
+    base = l1.load(1000, lines, masks, True, 32)        # a 32-wavefront hit on an idle data stage
+    assert base == 1000 + cfg.l1.latency_cycles and l1.data_free == 1032
+    l1.data_free = 2100                                 # shared accesses booked until cycle 2,100
+    late = l1.load(2000, lines, masks, True, 32)        # its tag stage is free: it waits for the data stage
+    assert late == 2100 + cfg.l1.latency_cycles and l1.data_free == 2132 and l1.free == 2032

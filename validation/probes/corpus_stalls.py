@@ -19,7 +19,7 @@ gpusim's side (any machine; one process per case)::
 
 and the table (ncu's second row of each case, as ``score.py`` takes it)::
 
-    python3 validation/probes/corpus_stalls.py --table corpus_stalls.csv OUT.json
+    python3 validation/probes/corpus_stalls.py --table corpus_stalls.csv digests.json OUT.json
 
 Imports gpusim for ``--sim`` only; never cupy.
 """
@@ -27,7 +27,6 @@ Imports gpusim for ``--sim`` only; never cupy.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -67,32 +66,16 @@ def _sim_one(name: str) -> dict:
     return {"case": name, "sampling": str(res.sampling), "metrics": m}
 
 
-def _ncu_rows(path: Path) -> dict[str, dict[str, float]]:
-    """ncu's raw CSV: the second launch of each kernel (``on_gpu.py`` warms up first), by kernel name."""
-    lines = path.read_text().splitlines()
-    start = next(i for i, x in enumerate(lines) if x.startswith('"ID"'))
-    rows = list(csv.DictReader(lines[start:]))
-    rows = [r for r in rows if r.get("ID", "").isdigit()]
-    seen: dict[str, int] = {}
-    out: dict[str, dict[str, float]] = {}
-    for r in rows:
-        k = r["Kernel Name"].split("(")[0]
-        seen[k] = seen.get(k, 0) + 1
-        if seen[k] == 2:
-            out[k] = {m: float(r[m].replace(",", "")) for m in METRICS if r.get(m) not in (None, "", "n/a")}
-    return out
+def table(ncu_csv: Path, digests_json: Path, sim_json: Path) -> str:
+    """A Markdown table per case: each metric on the H100 and in gpusim (states under 0.05 on both
+    left out). ``digests_json``: ``on_gpu.py``'s JSON of the ncu run (its launch order)."""
+    from validation.corpus.on_gpu import gpu_rows
 
-
-def table(ncu_csv: Path, sim_json: Path) -> str:
-    """A Markdown table per case: each metric on the H100 and in gpusim (states under 0.05 on both left out)."""
-    from validation.corpus import cases as C
-
-    hw = _ncu_rows(ncu_csv)
+    hw = gpu_rows(ncu_csv, json.loads(digests_json.read_text())["order"])
     sim = json.loads(sim_json.read_text())
     out = []
     for name, rec in sim.items():
-        kern = C.BY_NAME[name].kernel
-        h = hw.get(kern, {})
+        h = hw.get(name, {})
         s = rec["metrics"]
         out += [f"### {name} ({rec['sampling']})", "", "| metric | H100 | gpusim |", "|---|---:|---:|"]
         for m in METRICS:
@@ -111,7 +94,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sim", type=Path, help="simulate --cases; write their metrics to this JSON")
     p.add_argument("--cases", nargs="+", default=[])
     p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--table", nargs=2, type=Path, metavar=("NCU_CSV", "SIM_JSON"))
+    p.add_argument("--table", nargs=3, type=Path, metavar=("NCU_CSV", "DIGESTS_JSON", "SIM_JSON"))
     a = p.parse_args(argv)
     if a.metrics:
         print(",".join(METRICS))

@@ -29,7 +29,6 @@ Needs CuPy (GPU side) or gpusim (``--sim``).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import pathlib
 import sys
@@ -75,16 +74,16 @@ def _sim_one(item) -> dict:
 
 
 def _ncu(path: pathlib.Path) -> dict[str, dict[str, float]]:
-    lines = path.read_text().splitlines()
-    start = next(i for i, x in enumerate(lines) if x.startswith('"ID"'))
-    rows = [r for r in csv.DictReader(lines[start:]) if r.get("ID", "").isdigit()]
+    from validation.corpus.on_gpu import ncu_metrics
+
+    def num(r: dict, m: str) -> float:
+        return float(r[m].replace(",", "")) if r.get(m) not in (None, "", "n/a") else float("nan")
+
     out = {}
-    for (label, _, _), r in zip(launches(), rows):
-        g = lambda m: float(r[m].replace(",", "")) if r.get(m) not in (None, "", "n/a") else float("nan")  # noqa: E731
-        out[label] = {"cycles": g("sm__cycles_elapsed.avg"), "wf": g("l1tex__data_pipe_lsu_wavefronts.sum"),
-                      "wf_shared": g("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"),
-                      "mio": g("smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio"),
-                      "lg": g("smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio")}
+    for (label, _, _), r in zip(launches(), ncu_metrics(path)):
+        out[label] = {"cycles": num(r, "sm__cycles_elapsed.avg"), "wf": num(r, "l1tex__data_pipe_lsu_wavefronts.sum"),
+                      "mio": num(r, "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio"),
+                      "lg": num(r, "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio")}
     return out
 
 
