@@ -28,7 +28,9 @@ The model, with its sources (hardware-facts.md section numbers):
   average extra latency of a DRAM read, ``l2.far_latency_cycles``, and, with
   ``l2.localizes_far_reads``, as the second place a line read from it takes in
   the reader's near partition: a hash gives (partitions - 1) / partitions of the
-  lines read two places, a write leaves a line one), write-back
+  lines read two places, a write leaves a line one; Nsight Compute's ``lts__t_sectors_op_read``
+  and ``_op_write`` count such a line's sectors at both partitions, a read when it misses the
+  near place, a write when it is not joined to the SM's recent request for the line), write-back
   and write-allocate, with a bandwidth server that reads and writes share (a
   sector read holds it ``sector / l2.bandwidth_bytes_per_s``, one written
   ``sector / l2.write_bandwidth_bytes_per_s``), and in front of it, for stores,
@@ -89,6 +91,7 @@ __all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "ato
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
 #: that uniform per-thread offsets coalesce, as in CUDA's local-memory layout).
 LOCAL_BASE = 1 << 52
+_LOCAL_LINE = LOCAL_BASE >> 7
 _LOCAL_SECTOR = LOCAL_BASE // 32
 
 
@@ -371,6 +374,7 @@ class L2:
         self.far_extra = (far - self.latency) * (parts - 1) / parts if far else 0.0
         #: partitions, where a line read from the far one also takes a place in the near one
         self.far_parts = parts if cfg.l2.localizes_far_reads and parts > 1 else 0
+        self.parts = parts
         #: ``l2.coalesce_window_cycles``: line -> (sectors requested, cycle their data is ready, cycle
         #: requested, requesting SM) of the L1-bypassing reads in flight, which a later such read of
         #: the same sectors joins (None: reads are not coalesced)
@@ -447,13 +451,16 @@ class L2:
                     del self.partial_bytes[line * 4 + k]
         return part
 
+    def far(self, line: int) -> bool:
+        """Whether ``line``'s home is in another L2 partition than its reader's or writer's: a hash
+        of the line, (partitions - 1) / partitions of the lines, as for an SM chosen at random.
+        Local memory (per-thread, one SM's) is held near."""
+        return self.parts > 1 and line < _LOCAL_LINE and (line * 2654435761 >> 16) % self.parts != 0
+
     def places(self, line: int) -> int:
-        """Places a line read into the L2 takes: 2 where ``l2.localizes_far_reads`` and the line's
-        home is in another partition than the reader's (a hash of the line: (partitions - 1) /
-        partitions of the lines, as for an SM chosen at random), else 1."""
-        if self.far_parts and (line * 2654435761 >> 16) % self.far_parts:
-            return 2
-        return 1
+        """Places a line read into the L2 takes: 2 where ``l2.localizes_far_reads`` and the line is
+        :meth:`far`, else 1."""
+        return 2 if self.far_parts and self.far(line) else 1
 
     def _fill(self, line: int, mask: int, dirty: bool, t: float, places: int = 1) -> None:
         merge, written, lines = self._evicted(self.cache.fill(line, mask, dirty, places))
@@ -513,6 +520,8 @@ class L2:
                 hit &= ~self._merged(line, hit)
             miss = mask & ~hit
             c[f"l2_{op}_hits"] += _POPCOUNT[hit]
+            if op == "read" and self.parts > 1 and self.far(line):  # looked up again at its home
+                c["l2_read_far_sectors"] += _POPCOUNT[miss if self.far_parts else mask]
             if served is not None:
                 _record(served, line, hit, "L2")
                 _record(served, line, miss, "DRAM")
@@ -603,13 +612,21 @@ class L2:
         return port, t
 
     def write(self, t: float, lines: list[int], masks: list[int], n: int,
-              partial: list[tuple[int, int]] = ()) -> float:
+              partial: list[tuple[int, int]] = (), fresh: list[int] | None = None) -> float:
         """Write ``n`` sectors (``masks`` of ``lines``), dirty, without fetching them; ``partial``:
         the sectors written only in part, with their byte masks
         (:func:`gpusim.memmodel.partial_sectors`). A sector written in part while not present stays
         partial until its other bytes are written too; its rest is read from DRAM when it is evicted or read. Returns the cycle L2 has
-        accepted the write."""
+        accepted the write.
+
+        ``fresh``: the lines that came in a request of their own (None: all), not joined to the
+        SM's recent request for the line (:meth:`L1.store`): the sectors of those that are
+        :meth:`far` are counted again at their home partition."""
         self.count["l2_write_sectors"] += n
+        if self.parts > 1:
+            fresh = set(lines if fresh is None else fresh)
+            self.count["l2_write_far_sectors"] += sum(_POPCOUNT[m] for ln, m in zip(lines, masks)
+                                                      if ln in fresh and self.far(ln))
         start = self._serve(t, n, self.write_bytes_per_cycle)
         self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
@@ -899,17 +916,17 @@ class L1:
         t = self._stage(now, len(lines))
         self.count["l1_st_sectors"] += n
         recent = self.recent_writes
-        requests = 0
+        fresh = []  # the lines that make a request of their own
         for line in lines:
             if line in recent:
                 recent.move_to_end(line)
             else:
-                requests += 1
+                fresh.append(line)
                 recent[line] = None
                 if len(recent) > self.combine:
                     recent.popitem(last=False)
-        port, taken = self.l2.take_writes(t, requests, n)
-        done = self.l2.write(taken, lines, masks, n, partial)
+        port, taken = self.l2.take_writes(t, len(fresh), n)
+        done = self.l2.write(taken, lines, masks, n, partial, fresh)
         self.free = max(self.free, port - self.l2.write_queue, self.l2.backlog())
         return done
 
@@ -1041,15 +1058,19 @@ class MemorySystem:
         return {
             "l1tex__t_sector_hit_rate.pct": pct(c["l1_ld_hits"], lookups),
             "l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct": pct(c["l1_ld_hits"], c["l1_ld_sectors"]),
-            "lts__t_sectors_op_read.sum": c["l2_read_sectors"],
-            "lts__t_sectors_op_write.sum": c["l2_write_sectors"],
+            # the L1s' requests (srcunit_tex, hardware-facts.md §6), and all sources: a sector of a line
+            # homed in the other partition is looked up at both partitions' slices (L2.far)
+            "lts__t_sectors_srcunit_tex_op_read.sum": c["l2_read_sectors"],
+            "lts__t_sectors_srcunit_tex_op_write.sum": c["l2_write_sectors"],
+            "lts__t_sectors_op_read.sum": c["l2_read_sectors"] + c["l2_read_far_sectors"],
+            "lts__t_sectors_op_write.sum": c["l2_write_sectors"] + c["l2_write_far_sectors"],
             "lts__t_sectors_op_atom.sum": c["l2_atom_sectors"],
             "lts__t_sectors_op_red.sum": c["l2_red_sectors"],
             "lts__t_requests_srcunit_tex_op_read.sum": c["l2_read_requests"],
             "lts__t_requests_srcunit_tex_op_write.sum": c["l2_write_requests"],
             "lts__t_requests_srcunit_tex_op_atom.sum": c["l2_atom_requests"],
             "lts__t_requests_srcunit_tex_op_red.sum": c["l2_red_requests"],
-            "lts__t_sector_op_read_hit_rate.pct": pct(c["l2_read_hits"], c["l2_read_sectors"]),
+            "lts__t_sector_op_read_hit_rate.pct": pct(c["l2_read_hits"], c["l2_read_sectors"] + c["l2_read_far_sectors"]),
             "dram__bytes_read.sum": c["dram_read_bytes"],
             "dram__bytes_write.sum": c["dram_write_bytes"],
         }

@@ -444,3 +444,24 @@ def test_global_loads_wavefronts_wait_behind_shared_ones_on_one_data_stage():
     l1.data_free = 2100                                 # shared accesses booked until cycle 2,100
     late = l1.load(2000, lines, masks, True, 32)        # its tag stage is free: it waits for the data stage
     assert late == 2100 + cfg.l1.latency_cycles and l1.data_free == 2132 and l1.free == 2032
+
+
+def test_sectors_of_far_lines_are_counted_at_both_l2_partitions():
+    # Nsight Compute counts a sector of a line homed in the other partition at both partitions'
+    # slices: a read that misses the near place, a write not joined to the SM's recent request.
+    cfg = gpusim.config.load("h100")
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    l2 = mem.l2
+    far = [ln for ln in range(64) if l2.far(ln)]
+    near = [ln for ln in range(64) if not l2.far(ln)]
+    assert far and near and not l2.far(memsys.LOCAL_BASE >> 7)   # local memory stays near
+    l2.read(0.0, far[:2] + near[:2], [0b1111] * 4)               # 16 sectors, 8 of them far misses
+    assert mem.metrics()["lts__t_sectors_op_read.sum"] == 16 + 8
+    l2.read(1000.0, far[:2], [0b1111] * 2)                       # hits in the near place: once each
+    assert mem.metrics()["lts__t_sectors_op_read.sum"] == 24 + 8
+    l2.write(2000.0, [far[2], near[2]], [0b0011, 0b0011], 4, (), fresh=[far[2], near[2]])
+    l2.write(3000.0, [far[2]], [0b0011], 2, (), fresh=[])        # joined to the last request
+    assert mem.metrics()["lts__t_sectors_op_write.sum"] == 4 + 2 + 2
+    one = memsys.MemorySystem(cfg.with_overrides({"l2.partitions": 1}), 1 << 16)
+    one.l2.read(0.0, far[:2], [0b1111] * 2)
+    assert one.metrics()["lts__t_sectors_op_read.sum"] == 8

@@ -96,7 +96,7 @@ def test_global_load_counters_follow_the_h100_stride_rows():
     for (stride, (sectors, lines)), L in zip(want.items(), _gmem("gmem_stride_u32")):
         m = L.metrics
         req = m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
-        assert m["lts__t_sectors_op_read.sum"] == sectors * req, stride
+        assert m["lts__t_sectors_srcunit_tex_op_read.sum"] == sectors * req, stride
         assert m["lts__t_requests_srcunit_tex_op_read.sum"] == lines * req, stride
         assert m["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] == 0.0
         assert m["dram__bytes_read.sum"] == 32 * sectors * req * (2 if stride == 32 else 1)
@@ -109,7 +109,7 @@ def test_misaligned_and_uniform_loads_hit_in_l1_as_measured():
     off1 = _gmem("gmem_offset_u32")[1].metrics
     assert off1["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 5 * 128
     assert off1["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] == pytest.approx(17.5)
-    assert off1["lts__t_sectors_op_read.sum"] == 16 * 33
+    assert off1["lts__t_sectors_srcunit_tex_op_read.sum"] == 16 * 33
     uni = _gmem("gmem_uniform_u32")[0].metrics
     assert uni["l1tex__t_sector_pipe_lsu_mem_global_op_ld_hit_rate.pct"] == pytest.approx(87.5)
 
@@ -237,7 +237,7 @@ def test_events_say_where_each_loaded_sector_was_served():
     levels = [lv for e in L.events if e.served for lv in e.served.values()]
     assert len(levels) == m["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 5 * 128
     assert levels.count("L1") == round(0.175 * 5 * 128)
-    assert levels.count("L2") + levels.count("DRAM") == m["lts__t_sectors_op_read.sum"] == 16 * 33
+    assert levels.count("L2") + levels.count("DRAM") == m["lts__t_sectors_srcunit_tex_op_read.sum"] == 16 * 33
     # Cold caches: a sector's first read comes from DRAM, unless DRAM already delivered it as
     # the other half of a 64 B access granule.
     first: dict[int, str] = {}
