@@ -40,7 +40,10 @@ PTX = pathlib.Path(__file__).with_name("data_stage.ptx")
 #: kernel -> (shared loads, global loads an iteration, lane stride of the global load in floats)
 KERNELS = {"sh4": (4, 0, 1), "sh16": (16, 0, 1), "gl_s1": (0, 1, 1), "gl_s32": (0, 1, 32), "gl_s33": (0, 1, 33),
            "sh4_gl_s1": (4, 1, 1), "sh4_gl_s32": (4, 1, 32), "sh4_gl_s33": (4, 1, 33),
-           "sh16_gl_s32": (16, 1, 32), "sh16_gl_s33": (16, 1, 33)}
+           "sh16_gl_s32": (16, 1, 32), "sh16_gl_s33": (16, 1, 33),
+           # session 39's second run: the cost of a coalesced or few-line global load
+           "gl_s2": (0, 1, 2), "gl_s4": (0, 1, 4), "gl_s8": (0, 1, 8), "gl2_s1": (0, 2, 1), "gl4_s1": (0, 4, 1),
+           "sh4_gl4_s1": (4, 4, 1)}
 ITERS = (64, 256)
 CTAS, THREADS = 1056, 256
 
