@@ -99,6 +99,8 @@ def table(ncu_csv: pathlib.Path, sim_json: pathlib.Path) -> str:
             "|---|---|---:|---:|---|---:|---|"]
     for k, spec in KERNELS.items():
         lo, hi = f"{k} i{ITERS[0]}", f"{k} i{ITERS[1]}"
+        if hi not in hw or hi not in sim:  # a kernel added after that run
+            continue
         h = (hw[hi]["cycles"] - hw[lo]["cycles"]) / d
         wf = (hw[hi]["wf"] - hw[lo]["wf"]) / d / 132
         s = (sim[hi]["cycles"] - sim[lo]["cycles"]) / d
