@@ -155,6 +155,13 @@ class SectorCache:
         return out
 
 
+def far_line(line: int, partitions: int) -> bool:
+    """Whether 128 B ``line``'s home is in another of ``partitions`` L2 partitions than its reader's or
+    writer's: a hash of the line, (partitions - 1) / partitions of the lines, as for an SM chosen at
+    random. Local memory (per-thread, one SM's) is held near."""
+    return partitions > 1 and line < _LOCAL_LINE and (line * 2654435761 >> 16) % partitions != 0
+
+
 def _lines(sectors: np.ndarray) -> tuple[list[int], list[int]]:
     """Group sorted distinct sector numbers into (lines, 4-bit sector masks)."""
     lines = sectors >> 2
@@ -452,10 +459,8 @@ class L2:
         return part
 
     def far(self, line: int) -> bool:
-        """Whether ``line``'s home is in another L2 partition than its reader's or writer's: a hash
-        of the line, (partitions - 1) / partitions of the lines, as for an SM chosen at random.
-        Local memory (per-thread, one SM's) is held near."""
-        return self.parts > 1 and line < _LOCAL_LINE and (line * 2654435761 >> 16) % self.parts != 0
+        """:func:`far_line` on this L2's partitions."""
+        return far_line(line, self.parts)
 
     def places(self, line: int) -> int:
         """Places a line read into the L2 takes: 2 where ``l2.localizes_far_reads`` and the line is

@@ -91,6 +91,7 @@ from gpusim.occupancy import OccupancyResult
 from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
 from gpusim.timing.itersampling import LOOP_ESTIMATED, LOOP_EXACT, LoopSampler
+from gpusim.timing.memsys import far_line
 from gpusim.timing.sm import REASONS
 from isa.ir import Kernel
 
@@ -568,6 +569,8 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     :func:`gpusim.functional.footprint.run_footprints`'s."""
     N, n = cfg.sm_count, grid.n_blocks
     capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
+    parts = cfg.l2.partitions if cfg.l2.localizes_far_reads and cfg.l2.partitions > 1 else 0
+    extra = 0  # second places of the loaded sectors of far lines
     footprints: dict = {}
     seen: set[int] = set()
     start, end = None, 0
@@ -580,8 +583,15 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
         for c in range(end, stop) if start is None else ():
             fp = footprints.get(c)
             if fp is not None:
-                seen.update(fp[0].tolist())
-                if len(seen) > capacity:
+                if parts:  # a loaded sector of a far line takes a second place (L2.places)
+                    for sec, stored in zip(fp[0].tolist(), fp[2].tolist()):
+                        if sec not in seen:
+                            seen.add(sec)
+                            if not stored and far_line(sec >> 2, parts):
+                                extra += 1
+                else:
+                    seen.update(fp[0].tolist())
+                if len(seen) + extra > capacity:
                     start = -(-(c + 1) // N) * N
                     break
         end = stop
