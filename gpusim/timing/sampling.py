@@ -562,9 +562,8 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     distinct sectors so far exceed the L2's capacity (so that the sampled waves see the L2 in its
     steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more or
     fewer than ``keep`` CTAs would follow (a grid-stride kernel's few CTAs each touch much).
-    The capacity is ``l2.size_bytes`` in sectors: with ``l2.localizes_far_reads`` the L2 holds
-    fewer lines and fills earlier, so the slice starts a little later than it could, still in the
-    steady state. Returns ``(footprints, the CTA where the slice starts, the end of the CTAs
+    The capacity is ``l2.size_bytes`` in sectors; with ``l2.localizes_far_reads`` a loaded sector
+    of a far line (:func:`gpusim.timing.memsys.far_line`) takes two of them, as in the L2 model. Returns ``(footprints, the CTA where the slice starts, the end of the CTAs
     recorded, whether the grid touches more than the L2 holds)``. ``jobs``, ``paths``: as
     :func:`gpusim.functional.footprint.run_footprints`'s."""
     N, n = cfg.sm_count, grid.n_blocks
