@@ -85,7 +85,7 @@ import numpy as np
 from gpusim.config import GPUConfig
 from gpusim.memmodel.coalesce import FULL_SECTOR
 
-__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "atomic_requests"]
+__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "far_line", "atomic_requests"]
 
 #: Base of the address range that local memory is mapped to for the caches: per warp, the
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
@@ -525,7 +525,7 @@ class L2:
                 hit &= ~self._merged(line, hit)
             miss = mask & ~hit
             c[f"l2_{op}_hits"] += _POPCOUNT[hit]
-            if op == "read" and self.parts > 1 and self.far(line):  # looked up again at its home
+            if op == "read" and self.far(line):  # looked up again at its home
                 c["l2_read_far_sectors"] += _POPCOUNT[miss if self.far_parts else mask]
             if served is not None:
                 _record(served, line, hit, "L2")

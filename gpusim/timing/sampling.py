@@ -563,8 +563,9 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more or
     fewer than ``keep`` CTAs would follow (a grid-stride kernel's few CTAs each touch much).
     The capacity is ``l2.size_bytes`` in sectors; with ``l2.localizes_far_reads`` a loaded sector
-    of a far line (:func:`gpusim.timing.memsys.far_line`) takes two of them, as in the L2 model. Returns ``(footprints, the CTA where the slice starts, the end of the CTAs
-    recorded, whether the grid touches more than the L2 holds)``. ``jobs``, ``paths``: as
+    of a far line (:func:`gpusim.timing.memsys.far_line`) takes two of them, as in the L2 model.
+    Returns ``(footprints, the CTA where the slice starts, the end of the CTAs recorded, whether the
+    grid touches more than the L2 holds)``. ``jobs``, ``paths``: as
     :func:`gpusim.functional.footprint.run_footprints`'s."""
     N, n = cfg.sm_count, grid.n_blocks
     capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
