@@ -119,6 +119,19 @@ def test_a_grid_larger_than_the_l2_is_sampled_after_filling_it_and_writes_back_l
     assert s.cycles == pytest.approx(d.cycles, rel=0.02)
 
 
+def test_the_l2_fills_earlier_where_far_reads_take_a_second_place():
+    # The slice starts where the grid's footprint has filled the L2. Where the L2 localizes far
+    # reads, a loaded sector of a far line takes two places (L2.places), so the copy's loads fill
+    # the 256 KiB L2 after fewer CTAs than its distinct sectors alone would.
+    small_l2 = {**SMALL, "l2.size_bytes": 1 << 18}
+    start = {}
+    for localize in (True, False):
+        with gpusim.Device("h100", mode="timing", overrides={**small_l2, "l2.localizes_far_reads": localize},
+                           sampling=POLICY):
+            start[localize] = run_case(CASES["copy_vec4"], gpusim, 1 << 18).launches[0].sampling.warmup_ctas
+    assert 0 < start[True] < start[False]
+
+
 def test_waves_are_stable_only_when_they_agree_and_have_stopped_drifting():
     # the seeds' reduce7_8 at 2^26 on the h100: its CTAs fall out of step over the first waves
     waves = np.array([13019, 12671, 12642, 12104, 10923, 11293, 11102, 11169], float)
