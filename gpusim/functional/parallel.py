@@ -63,8 +63,8 @@ from isa.ir import Addr, Kernel, Special
 from isa.opcodes import Kind
 
 __all__ = ["JOBS_ENV", "MIN_CHUNK_THREADS", "TARGET_CHUNKS", "MIN_PARALLEL_THREADS", "CTA_LOCAL_KINDS",
-           "NOTHING", "parse_jobs", "default_jobs", "available", "serial_reason", "parallel_chunk", "plan", "combine",
-           "run_chunks"]
+           "NOTHING", "parse_jobs", "default_jobs", "available", "serial_reason", "communicates", "parallel_chunk",
+           "plan", "combine", "run_chunks"]
 
 #: The environment variable that sets the default number of workers of a launch (``Device(jobs=None)``).
 JOBS_ENV = "GPUSIM_JOBS"
@@ -136,26 +136,35 @@ def serial_reason(kernel: Kernel) -> str | None:
     """Why ``kernel``'s CTAs may communicate through memory while they run (a few words naming the
     first such instruction and its PTX line), or ``None`` if its CTAs are independent and its
     chunks may run in parallel (module docstring)."""
+    for ins in kernel.instrs:
+        why = communicates(ins)
+        if why is not None:
+            return f"{why} at line {ins.loc.line}"
+    return None
+
+
+def communicates(ins) -> str | None:
+    """What makes the instruction ``ins`` one through which threads of different CTAs may
+    communicate while they run (a few words, e.g. ``"ld.volatile"``), or ``None`` if it is not one
+    (the module docstring's list). The timing engine's functional stepper runs such an instruction
+    when its warp issues it, never ahead (:mod:`gpusim.functional.warpstep`)."""
     def timed(op) -> bool:
         if isinstance(op, Special):
             return op.name in TIME_SPECIALS
         return isinstance(op, Addr) and timed(op.base)
 
-    for ins in kernel.instrs:
-        kind, mods = ins.spec.kind, set(ins.mods)
-        line = f"line {ins.loc.line}"
-        if kind not in CTA_LOCAL_KINDS or (kind is Kind.BAR and ins.op not in _BARRIERS):
-            return f"{ins.op} at {line}"
-        cta_space = bool(mods & _CTA_SPACES)
-        if kind is Kind.ATOM and not cta_space:
-            return f"{ins.op} on {'global' if 'global' in mods else 'generic'} memory at {line}"
-        if kind in (Kind.LD, Kind.ST) and mods & ORDERED and not cta_space and "cta" not in mods:
-            order = sorted(mods & ORDERED)[0]
-            return f"{ins.op}.{order} at {line}"
-        if kind is Kind.FENCE and ins.op in ("membar", "fence") and "cta" not in mods:
-            return f"{ins.mnemonic} at {line}"
-        if any(timed(op) for op in ins.operands):
-            return f"%clock/%globaltimer read at {line}"
+    kind, mods = ins.spec.kind, set(ins.mods)
+    if kind not in CTA_LOCAL_KINDS or (kind is Kind.BAR and ins.op not in _BARRIERS):
+        return ins.op
+    cta_space = bool(mods & _CTA_SPACES)
+    if kind is Kind.ATOM and not cta_space:
+        return f"{ins.op} on {'global' if 'global' in mods else 'generic'} memory"
+    if kind in (Kind.LD, Kind.ST) and mods & ORDERED and not cta_space and "cta" not in mods:
+        return f"{ins.op}.{sorted(mods & ORDERED)[0]}"
+    if kind is Kind.FENCE and ins.op in ("membar", "fence") and "cta" not in mods:
+        return ins.mnemonic
+    if any(timed(op) for op in ins.operands):
+        return "%clock/%globaltimer read"
     return None
 
 

@@ -71,7 +71,7 @@ import math
 import numpy as np
 
 from gpusim.errors import KernelFault
-from gpusim.functional.parallel import ORDERED
+from gpusim.functional.parallel import ORDERED, communicates
 from gpusim.functional.warpstep import DONE
 from gpusim.timing.sm import INF, REASONS
 from isa.ir import Kernel
@@ -113,17 +113,36 @@ def _waits_on_others(ins) -> bool:
             or kind in (Kind.LD, Kind.ST) and bool(set(ins.mods) & ORDERED))
 
 
-def outer_loops(kernel: Kernel) -> dict[int, int]:
-    """The kernel's outermost loops: back-edge PC -> head PC, for every ``bra`` to a label at or
-    before it whose body ``[head, back edge]`` lies in no other such branch's body, and holds no
-    instruction that waits on other threads (:func:`_waits_on_others`: a spin loop is no
-    candidate; its iterations are not alike anyway)."""
+def back_edges(kernel: Kernel) -> dict[int, int]:
+    """The kernel's loops: back-edge PC -> head PC, for every ``bra`` to a label at or before it."""
     edges = {}
     for pc, ins in enumerate(kernel.instrs):
         if ins.spec.kind is Kind.BRA and ins.operands and getattr(ins.operands[0], "name", None) in kernel.labels:
             head = kernel.labels[ins.operands[0].name]
             if head <= pc:
                 edges[pc] = head
+    return edges
+
+
+def flag_loop(kernel: Kernel) -> str | None:
+    """Where the kernel waits on a flag that other CTAs set: the first loop whose body holds an
+    ordered load wider than the CTA (``ld.volatile``, ``ld.acquire.gpu``...: :func:`gpusim.functional.
+    parallel.communicates`), as ``"ld.volatile in the loop at lines A-B"``; ``None`` if none. Such a
+    loop's trip count, and the kernel's time, are set by when the other CTAs store their flags."""
+    instrs = kernel.instrs
+    for back, head in sorted(back_edges(kernel).items()):
+        for ins in instrs[head:back + 1]:
+            if ins.spec.kind is Kind.LD and communicates(ins) is not None:
+                return f"{communicates(ins)} in the loop at lines {instrs[head].loc.line}-{instrs[back].loc.line}"
+    return None
+
+
+def outer_loops(kernel: Kernel) -> dict[int, int]:
+    """The kernel's outermost loops: back-edge PC -> head PC, for every ``bra`` to a label at or
+    before it whose body ``[head, back edge]`` lies in no other such branch's body, and holds no
+    instruction that waits on other threads (:func:`_waits_on_others`: a spin loop is no
+    candidate; its iterations are not alike anyway)."""
+    edges = back_edges(kernel)
     outer = {b: h for b, h in edges.items()
              if not any(h2 <= h and b <= b2 and (h2, b2) != (h, b) for b2, h2 in edges.items())}
     return {b: h for b, h in outer.items() if not any(_waits_on_others(i) for i in kernel.instrs[h:b + 1])}

@@ -95,14 +95,24 @@ def partial_cap_model(footprint_mib: int, iters: int, cap: int, seed: int = 0) -
     return done / (words / 8)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """Run :func:`launches` on the GPU, or with ``--footprints M ...`` (MiB) only ``wr_mod`` at those
+    footprints and ``--iters`` (session 40: where below 8 MiB does the cleaning start?)."""
+    import argparse
+
     import cupy
     import numpy as np
 
+    p = argparse.ArgumentParser(prog="validation/probes/store_cleaning.py")
+    p.add_argument("--footprints", type=int, nargs="+", metavar="MIB")
+    p.add_argument("--iters", type=int, default=16)
+    a = p.parse_args(argv)
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    rows = launches(sms) if not a.footprints else [
+        (f"wr_mod {m} MiB iters {a.iters}", "wr_mod", m << 20, a.iters, sms * CTAS_PER_SM) for m in a.footprints]
     mod = cupy.RawModule(code=CODE)
-    buf = cupy.zeros(max(FOOTPRINTS_MIB) << 18, cupy.uint32)
-    for label, k, fp, iters, ctas in launches(sms):
+    buf = cupy.zeros(max(r[2] for r in rows) >> 2, cupy.uint32)
+    for label, k, fp, iters, ctas in rows:
         mod.get_function(k)((ctas,), (BLOCK,), (buf, np.uint32(fp // 4), np.uint32(iters)))
         cupy.cuda.runtime.deviceSynchronize()
         print(f"launch {label}", flush=True)

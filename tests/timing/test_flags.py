@@ -1,0 +1,45 @@
+"""CTAs that wait on each other's flags (volatile loads and stores): the functional stepper runs
+such accesses when their warp issues them, never ahead, and such kernels are not wave-sampled
+(gpusim/functional/warpstep.py, gpusim/timing/itersampling.flag_loop)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+import gpusim
+from gpusim.timing import Policy
+
+PTX = pathlib.Path(__file__).parent / "ptx" / "flags.ptx"
+
+
+def _relay(ctas: int, rounds: int, **device):
+    """``ctas`` one-warp CTAs pass a flag around ``rounds`` times; (each role's cycles, the result)."""
+    with gpusim.Device("h100", mode="timing", **device):
+        t = gpusim.zeros(ctas, np.int64)
+        flags = gpusim.zeros(ctas * 32, np.uint32)
+        r = gpusim.RawModule(path=str(PTX)).get_function("relay")((ctas,), (32,), (flags, np.uint32(rounds),
+                                                                                  np.uint32(32), t))
+        return t.get(), r, flags.get()
+
+
+def test_a_spinning_cta_sees_the_flag_at_its_next_load_after_the_store():
+    t, r, flags = _relay(2, 1)
+    assert flags[0] == flags[32] == 1
+    # Role 1 sees role 0's flag at its first or second load, stores its own, and role 0's next load
+    # sees it: a few loads and about two L2 round trips. Run ahead, role 0's loop had queued 80
+    # loads before role 1 stored, and took 24,888 cycles.
+    latency = gpusim.config.load("h100").l2.latency_cycles
+    assert r.metrics["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] <= 6
+    assert t[1] < t[0] < 5 * latency
+
+
+def test_a_kernel_that_waits_on_other_ctas_flags_is_timed_in_detail():
+    with gpusim.Device("h100", mode="timing", overrides={"sm_count": 4},
+                       sampling=Policy(sms=1, min_waves=3, max_waves=6)):
+        flags = gpusim.zeros(64 * 32, np.uint32)
+        r = gpusim.RawModule(path=str(PTX)).get_function("pass")((64,), (32,), (flags, np.uint32(32)))
+    assert r.sampling.method == "detailed"
+    assert r.sampling.reason.startswith("the kernel waits on other CTAs' flags (ld.volatile in the loop at lines")
+    assert (flags.get()[::32] == 1).all()
