@@ -352,11 +352,6 @@ class L2Spec(BaseModel):
         ge=1,
         description="load-to-use latency of an L2 hit in the far partition, SM cycles; null = same as latency_cycles",
     )
-    latency_spread_cycles: float = Field(
-        0.0, ge=0, description="timing model: standard deviation of what a line's trip between one SM and its L2 "
-        "slice adds to (or takes from) the mean latency, the same each time for that SM and line (a normal "
-        "distribution over the pairs); a warp's load waits for the slowest of its lines; SM cycles; 0 = every line "
-        "the same latency (the default)")
 
 
 class DRAMSpec(BaseModel):

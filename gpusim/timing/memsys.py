@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import collections
 import math
-import statistics
 
 import numpy as np
 
@@ -207,10 +206,6 @@ _POPCOUNT = [bin(m).count("1") for m in range(16)]
 _MAX_UTILISATION = 0.95
 #: 4-bit sector mask -> the 64 B DRAM granules (sector pairs) it touches, as a sector mask.
 _PAIRS = [(0b0011 if m & 0b0011 else 0) | (0b1100 if m & 0b1100 else 0) for m in range(16)]
-#: 1,024 quantiles of the standard normal distribution, evenly spaced in probability: the offsets
-#: (in units of ``l2.latency_spread_cycles``) that a hash of an (SM, line) pair picks (L2.spread)
-_NORMAL = [statistics.NormalDist().inv_cdf((k + 0.5) / 1024) for k in range(1024)]
-_NORMAL_MASK = len(_NORMAL) - 1
 
 
 def _shared(owner: dict[int, int], key: int, sm: int) -> bool:
@@ -377,7 +372,6 @@ class L2:
         self.write_data_bytes_per_cycle = (cfg.l2.write_data_bytes_per_s / cfg.clock_hz
                                            if cfg.l2.write_data_bytes_per_s else None)
         self.latency = cfg.l2.latency_cycles
-        self.spread_cycles = cfg.l2.latency_spread_cycles
         self.pairs = cfg.dram.access_granularity_bytes > self.sector
         self.atomic_serial = cfg.l2.atomic_serial_cycles
         self._init_contended_atomics(cfg)
@@ -463,14 +457,6 @@ class L2:
                 if part >> k & 1:
                     del self.partial_bytes[line * 4 + k]
         return part
-
-    def spread(self, sm: int, lines: list[int]) -> float:
-        """Cycles the slowest of ``lines`` takes beyond the mean latency to reach SM ``sm``, or less
-        (negative): ``l2.latency_spread_cycles`` x a standard normal quantile that a hash of the
-        (SM, line) pair picks, the same every time (:data:`_NORMAL`); 0 where not modelled."""
-        if not self.spread_cycles or sm < 0 or not lines:
-            return 0.0
-        return self.spread_cycles * max(_NORMAL[hash((sm, line)) & _NORMAL_MASK] for line in lines)
 
     def far(self, line: int) -> bool:
         """:func:`far_line` on this L2's partitions."""
@@ -892,8 +878,7 @@ class L1:
             start = self.data_free if self.data_free > t else t  # behind shared accesses' wavefronts
             self.data_free = start + wavefronts
         if not cache_l1:
-            return (self.l2.read(self._miss(t, len(lines)), lines, masks, served=served, source=self.sm)
-                    + self.l2.spread(self.sm, lines))
+            return self.l2.read(self._miss(t, len(lines)), lines, masks, served=served, source=self.sm)
         cache = self.cache
         entries = cache.lines  # cache.lookup, inlined (a call per line was a tenth of a global load)
         miss_lines, miss_masks = [], []
@@ -914,8 +899,7 @@ class L1:
         self.count["l1_ld_hits"] += hits
         done = start + self.latency
         if miss_lines:
-            done = max(done, self.l2.read(self._miss(t, len(miss_lines)), miss_lines, miss_masks, served=served)
-                       + self.l2.spread(self.sm, miss_lines))
+            done = max(done, self.l2.read(self._miss(t, len(miss_lines)), miss_lines, miss_masks, served=served))
             for line, mask in zip(miss_lines, miss_masks):
                 cache.fill(line, mask)
         return done
