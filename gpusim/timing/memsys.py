@@ -273,6 +273,10 @@ class DRAM:
         #: the server cycles a read's / a write's row activation takes
         self.row_lines = d.row_bytes // cfg.l2.line_bytes if d.row_bytes and d.row_activations_per_s else 0
         self.open_rows: collections.OrderedDict[int, None] = collections.OrderedDict()
+        #: the rows write-backs opened, apart: the L2 drains its write-backs in batches, so the row a
+        #: read opened (the rest of a partly written sector, read to complete it) is closed again
+        #: when that sector's write-back reaches DRAM (:meth:`activations`)
+        self.open_write_rows: collections.OrderedDict[int, None] = collections.OrderedDict()
         self.open_limit = d.open_rows
         if self.row_lines:
             self.activate = cfg.clock_hz / d.row_activations_per_s
@@ -286,10 +290,13 @@ class DRAM:
         """Server cycles the row activations of an access to ``lines`` (128-byte line numbers)
         take: one ``dram.row_activations_per_s`` (``write_row_activations_per_s`` for a write)
         per row not among the last ``dram.open_rows`` rows opened (LRU; the row is ``line x
-        l2.line_bytes // dram.row_bytes``); 0 where rows are not modelled."""
+        l2.line_bytes // dram.row_bytes``) by reads, or for a write by writes; 0 where rows are
+        not modelled. Writes keep their own rows: a random 4-byte store over 1-8 GiB costs the
+        H100 a read's activation *and* a write's (73-74 ps, ``dram.write_row_activations_per_s``),
+        though its sector's rest is read and the sector written back in the same eviction."""
         if not self.row_lines:
             return 0.0
-        rows = self.open_rows
+        rows = self.open_write_rows if write else self.open_rows
         opened = 0
         for line in lines:
             r = line // self.row_lines

@@ -277,8 +277,10 @@ def test_sampled_slices_pay_their_share_of_every_eviction():
     mem.load(0, 1000, np.arange(8, 12, dtype=np.int64))                    # the slice's fill evicts line 1
     assert mem.count["dram_write_bytes"] == 128 and mem.count["dram_read_bytes"] == 128
     # a quarter of the write-back, then its own read (128 B), hold the server; lines 1 and 2 are in
-    # row 0 (1 KiB rows), open since line 0's write-back: no activation
-    assert d.free == pytest.approx(1000 + 0.25 * 128 / d.write_bytes_per_cycle + 128 / d.read_bytes_per_cycle)
+    # row 0 (1 KiB rows), open for write-backs since line 0's (no activation), which reads do not
+    # share: the read activates it
+    assert d.free == pytest.approx(1000 + 0.25 * 128 / d.write_bytes_per_cycle + 128 / d.read_bytes_per_cycle
+                                   + d.activate)
 
 
 def test_dram_rows_cost_an_activation_unless_open():
@@ -289,6 +291,9 @@ def test_dram_rows_cost_an_activation_unless_open():
     assert d.activations([0, 1, 7]) == pytest.approx(d.activate)           # one row (8 lines of 128 B)
     assert d.activations([8, 0]) == pytest.approx(d.activate)              # row 1 opens, row 0 still open
     assert d.activations([16], write=True) == pytest.approx(d.activate_write)
+    # write-backs keep their own open rows: a row a read opened costs a write its activation
+    assert d.activations([0], write=True) == pytest.approx(d.activate_write)
+    assert d.activations([1], write=True) == 0.0 and d.activations([17]) == pytest.approx(d.activate)
     # a stream of whole rows moves read_efficiency of the peak, activations included
     rows = 64
     d2 = memsys.DRAM(cfg, collections.Counter())
