@@ -1,7 +1,9 @@
 """Floating-point contraction as ptxas does it: ``mul`` + ``add``/``sub`` -> one fused multiply-add.
 
 Owns: which ``add``/``sub`` instructions of a kernel ptxas computes as ``FFMA``/``DFMA``
-together with the ``mul`` that feeds them (:class:`isa.ir.Contraction`). PTX ISA 9.0 section
+together with the ``mul`` that feeds them (:class:`isa.ir.Contraction`), and the registers an
+instruction writes and reads (:func:`written`, :func:`read`, also used by the timing engine's
+sampler). PTX ISA 9.0 section
 9.7.3 lets the code generator fuse ``mul`` and ``add``/``sub`` written without a rounding
 modifier (``.rn`` etc. forbid it), and ptxas does: ``x * y - x`` from ``nvcc -ptx`` becomes
 ``DFMA R12, R6, R8, -R8``, rounded once, and the H100's bits differ from two roundings (the
@@ -36,7 +38,7 @@ def _plain(ins: Instr) -> bool:
             and not any(ins.has(r) for r in _ROUND))
 
 
-def _written(ins: Instr) -> set[str]:
+def written(ins: Instr) -> set[str]:
     """Registers ``ins`` may write (its first operand, all of a vector or predicate pair)."""
     if ins.spec.kind in _NO_WRITE or not ins.operands:
         return set()
@@ -46,7 +48,7 @@ def _written(ins: Instr) -> set[str]:
     return {p.name for p in parts if isinstance(p, Reg)}
 
 
-def _read(ins: Instr) -> list[str]:
+def read(ins: Instr) -> list[str]:
     """Registers ``ins`` reads (its sources, address bases and vector elements)."""
     out = []
     for o in ins.operands[0 if ins.spec.kind in _NO_WRITE else 1:]:
@@ -58,7 +60,7 @@ def _read(ins: Instr) -> list[str]:
 def contract(instrs: list[Instr], block_starts: set[int]) -> list[Instr]:
     """``instrs`` with every ``add``/``sub`` that ptxas fuses carrying its
     :class:`~isa.ir.Contraction`; ``block_starts``: PCs that are branch targets."""
-    readers = Counter(r for ins in instrs for r in _read(ins))
+    readers = Counter(r for ins in instrs for r in read(ins))
     out = list(instrs)
     products: dict[str, Instr] = {}   # register -> the plain mul that wrote it, in this block
     for pc, ins in enumerate(instrs):
@@ -76,10 +78,10 @@ def contract(instrs: list[Instr], block_starts: set[int]) -> list[Instr]:
                 out[pc] = dataclasses.replace(ins, contract=Contraction(
                     mul.operands[1], mul.operands[2], other, neg_product, neg_c, mul.index))
                 break
-        written = _written(ins)
-        if written:
-            for reg in [r for r, m in products.items() if r in written
-                        or any(isinstance(o, Reg) and o.name in written for o in m.operands[1:])]:
+        out_regs = written(ins)
+        if out_regs:
+            for reg in [r for r, m in products.items() if r in out_regs
+                        or any(isinstance(o, Reg) and o.name in out_regs for o in m.operands[1:])]:
                 del products[reg]
         if ins.op == "mul" and _plain(ins) and isinstance(ins.operands[0], Reg) and not any(
                 isinstance(o, Reg) and o.name == ins.operands[0].name for o in ins.operands[1:]):

@@ -74,6 +74,7 @@ from gpusim.errors import KernelFault
 from gpusim.functional.parallel import ORDERED, communicates
 from gpusim.functional.warpstep import DONE
 from gpusim.timing.sm import INF, REASONS
+from isa.contract import read, written
 from isa.ir import Kernel
 from isa.opcodes import Kind
 
@@ -124,16 +125,34 @@ def back_edges(kernel: Kernel) -> dict[int, int]:
     return edges
 
 
-def flag_loop(kernel: Kernel) -> str | None:
-    """Where the kernel waits on a flag that other CTAs set: the first loop whose body holds an
-    ordered load wider than the CTA (``ld.volatile``, ``ld.acquire.gpu``...: :func:`gpusim.functional.
-    parallel.communicates`), as ``"ld.volatile in the loop at lines A-B"``; ``None`` if none. Such a
-    loop's trip count, and the kernel's time, are set by when the other CTAs store their flags."""
+def waits_on_ctas(kernel: Kernel) -> str | None:
+    """Where the kernel waits on what other CTAs do while it runs: the first loop whose body holds an
+    ordered load wider than the CTA (``ld.volatile``, ``ld.acquire.gpu``...: a flag, :func:`gpusim.
+    functional.parallel.communicates`), as ``"ld.volatile in the loop at lines A-B"``, or a branch
+    whose guard depends on the value a global ``atom`` returned in the same loop (a retry loop, as
+    an ``atom.cas`` hash insert's or a spin lock's), as ``"atom.global.cas.b32 decides the loop at
+    lines A-B"``;
+    ``None`` if neither. Such a loop's trip count is set by the other CTAs' progress."""
     instrs = kernel.instrs
     for back, head in sorted(back_edges(kernel).items()):
-        for ins in instrs[head:back + 1]:
-            if ins.spec.kind is Kind.LD and communicates(ins) is not None:
-                return f"{communicates(ins)} in the loop at lines {instrs[head].loc.line}-{instrs[back].loc.line}"
+        body = instrs[head:back + 1]
+        where = f"the loop at lines {instrs[head].loc.line}-{instrs[back].loc.line}"
+        for ins in body:
+            why = communicates(ins) if ins.spec.kind is Kind.LD else None
+            if why is not None:
+                return f"{why} in {where}"
+        atoms = [ins for ins in body if ins.spec.kind is Kind.ATOM and communicates(ins) is not None]
+        tainted = set().union(*(written(ins) for ins in atoms)) if atoms else set()
+        grew = bool(tainted)
+        while grew:  # what the atomics' results flow into, through the body's registers (loop-carried too)
+            grew = False
+            for ins in body:
+                uses = set(read(ins)) | ({ins.guard.name} if ins.guard is not None else set())
+                if uses & tainted and not written(ins) <= tainted:
+                    tainted |= written(ins)
+                    grew = True
+        if any(ins.spec.kind is Kind.BRA and ins.guard is not None and ins.guard.name in tainted for ins in body):
+            return f"{atoms[0].mnemonic} decides {where}"
     return None
 
 

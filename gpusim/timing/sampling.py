@@ -90,7 +90,7 @@ from gpusim.memmodel.coalesce import FULL_SECTOR
 from gpusim.occupancy import OccupancyResult
 from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
-from gpusim.timing.itersampling import LOOP_ESTIMATED, LOOP_EXACT, LoopSampler, flag_loop
+from gpusim.timing.itersampling import LOOP_ESTIMATED, LOOP_EXACT, LoopSampler, waits_on_ctas
 from gpusim.timing.memsys import far_line
 from gpusim.timing.sm import REASONS
 from isa.ir import Kernel
@@ -262,11 +262,13 @@ def plan(kernel: Kernel, grid: Grid, cfg: GPUConfig, occ: OccupancyResult, polic
         why = f"{grid.n_blocks} CTAs, fewer than two waves of a {policy.sms}-SM slice"
     elif reads_specials(kernel, _TIMED).any():
         why = "the kernel reads %clock, %globaltimer, %smid or %warpid"
-    elif flag := flag_loop(kernel):
-        # A slice's CTAs would find the flags of the CTAs outside it set (those run functionally,
-        # in grid order, before the slice's waves), where on the GPU they wait for them: the corpus's
-        # scan_lookback (decoupled look-back) took 44,268 cycles sampled, 71,952 in detail.
-        why = f"the kernel waits on other CTAs' flags ({flag})"
+    elif waits := waits_on_ctas(kernel):
+        # A slice's CTAs run on the memory as it was at the launch: they would find the flags of
+        # the CTAs outside it set (those ran functionally first), where on the GPU they wait for
+        # them (the corpus's scan_lookback: 44,268 cycles sampled, 71,952 in detail), and an empty
+        # hash table where the grid's later CTAs probe a fuller one (hash_insert_75 at 196,608
+        # keys: 19,805 cycles sampled, 69,291 in detail).
+        why = f"the kernel waits on other CTAs ({waits})"
     if why:
         return SamplingInfo("detailed", why, ctas_simulated=grid.n_blocks, ctas=grid.n_blocks,
                             sms=cfg.sm_count, sms_simulated=cfg.sm_count)

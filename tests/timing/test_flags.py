@@ -1,6 +1,7 @@
 """CTAs that wait on each other's flags (volatile loads and stores): the functional stepper runs
-such accesses when their warp issues them, never ahead, and such kernels are not wave-sampled
-(gpusim/functional/warpstep.py, gpusim/timing/itersampling.flag_loop)."""
+such accesses when their warp issues them, never ahead, and kernels that wait on other CTAs (flags,
+retry loops on atom.cas) are not wave-sampled
+(gpusim/functional/warpstep.py, gpusim/timing/itersampling.waits_on_ctas)."""
 
 from __future__ import annotations
 
@@ -41,5 +42,20 @@ def test_a_kernel_that_waits_on_other_ctas_flags_is_timed_in_detail():
         flags = gpusim.zeros(64 * 32, np.uint32)
         r = gpusim.RawModule(path=str(PTX)).get_function("pass")((64,), (32,), (flags, np.uint32(32)))
     assert r.sampling.method == "detailed"
-    assert r.sampling.reason.startswith("the kernel waits on other CTAs' flags (ld.volatile in the loop at lines")
+    assert r.sampling.reason.startswith("the kernel waits on other CTAs (ld.volatile in the loop at lines")
     assert (flags.get()[::32] == 1).all()
+
+
+def test_a_kernel_whose_atomic_cas_decides_a_loop_is_timed_in_detail():
+    # cas_max: every thread retries atom.cas until its max lands; how often depends on the other
+    # CTAs' updates, which a slice run on the launch's memory would not see
+    ptx = pathlib.Path(__file__).parents[1] / "corpus" / "ptx" / "atomics.ptx"
+    x = np.random.default_rng(0).standard_normal(64 * 256).astype(np.float32)
+    with gpusim.Device("h100", mode="timing", overrides={"sm_count": 4},
+                       sampling=Policy(sms=1, min_waves=3, max_waves=6)):
+        out = gpusim.asarray(np.full(1, -np.inf, np.float32))
+        r = gpusim.RawModule(path=str(ptx)).get_function("cas_max")((64,), (256,), (gpusim.asarray(x), out,
+                                                                                   np.int32(x.size)))
+    assert r.sampling.method == "detailed"
+    assert r.sampling.reason.startswith("the kernel waits on other CTAs (atom.global.cas.b32 decides the loop at")
+    assert out.get()[0] == x.max()

@@ -54,20 +54,10 @@ extern "C" __global__ void relay(unsigned* flags, unsigned rounds, unsigned stri
     t[k] = clock64() - t0;
 }
 
-// Every CTA's thread 0 chases the same ring of `steps` lines from its own start (starts[blockIdx.x]),
-// a warm-up pass, then a timed pass timing each load on its own: lat[blockIdx.x * steps + i] =
-// cycles of load i, sm[blockIdx.x] = %smid. Do the cycles of an L2 hit depend on the line, on the
-// SM, or on the pair?
-extern "C" __global__ void chase_each(const unsigned* ring, const unsigned* starts, unsigned steps, unsigned* lat,
-                                      unsigned* sm)
+// One pass of `steps` loads from index j, each timed on its own into out[i]; returns where it ended.
+__device__ unsigned timed_pass(const unsigned* ring, unsigned j, unsigned steps, unsigned* out)
 {
     __shared__ unsigned seen;
-    if (threadIdx.x)
-        return;
-    unsigned j = starts[blockIdx.x];
-    for (unsigned i = 0; i < steps; ++i)
-        j = __ldcg(ring + j);
-    unsigned* out = lat + (size_t)blockIdx.x * steps;
     for (unsigned i = 0; i < steps; ++i) {
         long long t0, t1;
         asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0) :: "memory");
@@ -76,9 +66,40 @@ extern "C" __global__ void chase_each(const unsigned* ring, const unsigned* star
         asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1) :: "memory");
         out[i] = (unsigned)(t1 - t0);
     }
-    unsigned s;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
-    sm[blockIdx.x] = s + seen * 0u;
+    return j;
+}
+
+// Every CTA's thread 0 chases the same ring of `steps` lines from its own start (starts[blockIdx.x]),
+// a warm-up pass, then `passes` timed passes timing each load on its own: lat[(pass * gridDim.x +
+// blockIdx.x) * steps + i] = cycles of load i; sm[blockIdx.x] = %smid (chase_each: one pass).
+// Do the cycles of an L2 hit depend on the line, on the SM, or on the pair, and are they the same
+// from one pass to the next?
+__device__ void chase_passes(const unsigned* ring, const unsigned* starts, unsigned steps, unsigned passes,
+                             unsigned* lat, unsigned* sm)
+{
+    if (threadIdx.x)
+        return;
+    unsigned j = starts[blockIdx.x];
+    for (unsigned i = 0; i < steps; ++i)
+        j = __ldcg(ring + j);
+    for (unsigned pass = 0; pass < passes; ++pass)
+        j = timed_pass(ring, j, steps, lat + ((size_t)pass * gridDim.x + blockIdx.x) * steps);
+    if (sm) {
+        unsigned s;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+        sm[blockIdx.x] = s;
+    }
+}
+
+extern "C" __global__ void chase_each(const unsigned* ring, const unsigned* starts, unsigned steps, unsigned* lat,
+                                      unsigned* sm)
+{
+    chase_passes(ring, starts, steps, 1, lat, sm);
+}
+
+extern "C" __global__ void chase_each2(const unsigned* ring, const unsigned* starts, unsigned steps, unsigned* lat)
+{
+    chase_passes(ring, starts, steps, 2, lat, nullptr);
 }
 
 // One warp: `steps` dependent loads, each touching `width` lines (lane l reads line node * width +
@@ -97,27 +118,4 @@ extern "C" __global__ void chase_wide(const unsigned* ring, unsigned steps, unsi
         t[pass] = clock64() - t0;
     }
     sink[lane] = v;
-}
-
-// chase_each twice over: lat[(pass * gridDim.x + blockIdx.x) * steps + i] (pass 0, 1): is a load's
-// spread a property of its SM and line (the same in both passes) or of the moment?
-extern "C" __global__ void chase_each2(const unsigned* ring, const unsigned* starts, unsigned steps, unsigned* lat)
-{
-    __shared__ unsigned seen;
-    if (threadIdx.x)
-        return;
-    unsigned j = starts[blockIdx.x];
-    for (unsigned i = 0; i < steps; ++i)
-        j = __ldcg(ring + j);
-    for (unsigned pass = 0; pass < 2; ++pass) {
-        unsigned* out = lat + ((size_t)pass * gridDim.x + blockIdx.x) * steps;
-        for (unsigned i = 0; i < steps; ++i) {
-            long long t0, t1;
-            asm volatile("mov.u64 %0, %%clock64;" : "=l"(t0) :: "memory");
-            j = __ldcg(ring + j);
-            *(volatile unsigned*)&seen = j;
-            asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1) :: "memory");
-            out[i] = (unsigned)(t1 - t0);
-        }
-    }
 }

@@ -43,6 +43,17 @@ LAUNCHES = [("chase_volatile", "chase_volatile", 1, 32, 0, 0), ("chase_cg", "cha
 EACH_CTAS, EACH_OFFSET = 132, 15
 
 
+def _ring():
+    """The chases' ring: (the order of its :data:`RING_LINES` lines, int64; the words, uint32, where
+    word 0 of each line holds the word index of the next line in that order: one cycle)."""
+    import numpy as np
+
+    order = np.random.default_rng(0).permutation(RING_LINES)
+    ring = np.zeros(RING_LINES * 32, np.uint32)
+    ring[order * 32] = np.roll(order, -1) * 32
+    return order, ring
+
+
 def _run(xp, kernel: str, grid: int, block: int, rounds: int, stride: int) -> tuple[float, int]:
     """One launch on ``xp`` (cupy or gpusim); returns (role 0's or the chase's cycles, result)."""
     import numpy as np
@@ -50,9 +61,7 @@ def _run(xp, kernel: str, grid: int, block: int, rounds: int, stride: int) -> tu
     f = xp.RawModule(path=str(PTX)).get_function(kernel)
     t = xp.asarray(np.zeros(grid * block // 32, np.int64))
     if kernel.startswith("chase"):
-        order = np.random.default_rng(0).permutation(RING_LINES)
-        ring = np.zeros(RING_LINES * 32, np.uint32)
-        ring[order * 32] = np.roll(order, -1) * 32  # one cycle through every line
+        _, ring = _ring()
         sink = xp.asarray(np.zeros(1, np.uint32))
         res = f((1,), (block,), (xp.asarray(ring), np.uint32(STEPS), sink, t))
         return float(t.get()[0]), res
@@ -68,9 +77,7 @@ def chase_each(xp) -> tuple:
     import numpy as np
 
     f = xp.RawModule(path=str(PTX)).get_function("chase_each")
-    order = np.random.default_rng(0).permutation(RING_LINES)
-    ring = np.zeros(RING_LINES * 32, np.uint32)
-    ring[order * 32] = np.roll(order, -1) * 32
+    order, ring = _ring()
     pos0 = np.arange(EACH_CTAS) * EACH_OFFSET % RING_LINES
     lat = xp.asarray(np.zeros((EACH_CTAS, STEPS), np.uint32))
     sm = xp.asarray(np.zeros(EACH_CTAS, np.uint32))
@@ -109,9 +116,7 @@ def chase_each2(xp):
     import numpy as np
 
     f = xp.RawModule(path=str(PTX)).get_function("chase_each2")
-    order = np.random.default_rng(0).permutation(RING_LINES)
-    ring = np.zeros(RING_LINES * 32, np.uint32)
-    ring[order * 32] = np.roll(order, -1) * 32
+    order, ring = _ring()
     pos0 = np.arange(EACH_CTAS) * EACH_OFFSET % RING_LINES
     lat = xp.asarray(np.zeros((2, EACH_CTAS, STEPS), np.uint32))
     f((EACH_CTAS,), (32,), (xp.asarray(ring), xp.asarray((order[pos0] * 32).astype(np.uint32)), np.uint32(STEPS), lat))
