@@ -131,8 +131,7 @@ def waits_on_ctas(kernel: Kernel) -> str | None:
     functional.parallel.communicates`), as ``"ld.volatile in the loop at lines A-B"``, or a branch
     whose guard depends on the value a global ``atom`` returned in the same loop (a retry loop, as
     an ``atom.cas`` hash insert's or a spin lock's), as ``"atom.global.cas.b32 decides the loop at
-    lines A-B"``;
-    ``None`` if neither. Such a loop's trip count is set by the other CTAs' progress."""
+    lines A-B"``; ``None`` if neither. Such a loop's trip count is set by the other CTAs' progress."""
     instrs = kernel.instrs
     for back, head in sorted(back_edges(kernel).items()):
         body = instrs[head:back + 1]
@@ -148,8 +147,9 @@ def waits_on_ctas(kernel: Kernel) -> str | None:
             grew = False
             for ins in body:
                 uses = set(read(ins)) | ({ins.guard.name} if ins.guard is not None else set())
-                if uses & tainted and not written(ins) <= tainted:
-                    tainted |= written(ins)
+                out = written(ins)
+                if uses & tainted and not out <= tainted:
+                    tainted |= out
                     grew = True
         if any(ins.spec.kind is Kind.BRA and ins.guard is not None and ins.guard.name in tainted for ins in body):
             return f"{atoms[0].mnemonic} decides {where}"
