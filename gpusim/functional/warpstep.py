@@ -331,12 +331,17 @@ class CTAStepper(ChunkExecutor):
             self._resume_warps(warps)
         return ins, active, acc, taken, exited, waits
 
-    def run_through(self, warps: np.ndarray, lo: int, hi: int) -> dict[str, np.ndarray]:
+    def run_through(self, warps: np.ndarray, lo: int, hi: int, most: int | None = None,
+                    loads: list | None = None) -> dict[str, np.ndarray]:
         """Run the warps ``warps`` (ascending indices, none with queued outcomes) functionally,
         lowest PC first and each PC once for all of them at it, queueing nothing, until none has
         a next PC in ``[lo, hi]`` (each has left that range, exited, or waits at a barrier no
-        warp of them can complete). The loop sampler's skip (:mod:`gpusim.timing.itersampling`):
-        every instruction still runs once, in the order the detailed launch would run ahead.
+        warp of them can complete), or, with ``most``, has run PC ``hi`` ``most`` times. The loop
+        sampler's skip (:mod:`gpusim.timing.itersampling`): every instruction still runs once, in
+        the order the detailed launch would run ahead.
+
+        ``loads``: a list that receives ``(pc, access)`` for every global load run (the
+        :class:`~gpusim.functional.memops.Access` of all the warps that ran it at once).
 
         Returns, per warp of ``warps`` (int64 arrays, shape (len(warps),)): ``"at_hi"``
         (instructions run at PC ``hi``: a loop's back edge), ``"global"`` (instructions with a
@@ -350,6 +355,8 @@ class CTAStepper(ChunkExecutor):
         while True:
             wpc = by_warp[warps].min(axis=1)
             cand = (wpc >= lo) & (wpc <= hi)   # DONE lies above every PC
+            if most is not None:
+                cand &= out["at_hi"] < most
             if not cand.any():
                 return out
             pc = int(wpc[cand].min())
@@ -361,6 +368,8 @@ class CTAStepper(ChunkExecutor):
             lanes = [a.lanes for a in acc if a.space == "global"]
             if lanes:
                 out["global"][index[np.unique(np.concatenate(lanes) >> 5)]] += 1
+                if loads is not None:
+                    loads += [(pc, a) for a in acc if a.space == "global" and a.op == "ld"]
             if taken is not None:
                 t = np.asarray(taken)
                 out["branches"][i] += 1

@@ -36,9 +36,14 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
    run functionally (the same :class:`~gpusim.functional.warpstep.CTAStepper`, so every
    instruction still runs exactly once, on the device memory, in the functional order) until
    they leave the loop, counting the ``R`` iterations so run; then each resumes, in detail, at the
-   loop's exit, ``R * p`` cycles after it was parked. The code after the loop (stores, the
-   reductions' trees) is simulated in detail, with the caches as the simulated iterations left
-   them.
+   loop's exit, ``R * p`` cycles after it was parked. Outside a slice the skip runs
+   :attr:`LoopSampler.check_every` iterations at a time and looks its global loads up in the
+   caches, filling them (:meth:`gpusim.timing.memsys.MemorySystem.warm_load`); when the share of
+   the loaded sectors the L1 held or DRAM served leaves the window's by more than
+   ``policy.iteration_cache_tolerance``, the warps resume in detail inside the loop and the
+   period is learnt again (:meth:`LoopSampler._relearn`: a chase's second pass over what its
+   first brought into L2). The code after the loop (stores, the reductions' trees) is simulated
+   in detail, with the caches as the simulated iterations and the skipped loads left them.
 4. **Counters**: instructions, branches (counted from the skipped outcomes) and the functional
    address-pattern counters are exact; the memory system's counts and the stall warp-cycles of
    the skipped iterations are added at the window's rate per warp-iteration; occupancy integrals
@@ -55,7 +60,7 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
 
 The sampler never engages for kernels reading ``%clock``, ``%clock64`` or ``%globaltimer``
 (their values are the issue cycle), when events are recorded, or without a candidate loop.
-A kernel whose iterations differ systematically (a triangular loop, a loop whose trip count
+A kernel whose iterations differ systematically in anything but where their loads hit (a triangular loop, a loop whose trip count
 changes with the data) can be stable early and extrapolate wrongly: time it with
 ``Device(sampling=False)`` or ``Policy(iterations=False)``.
 
@@ -201,6 +206,7 @@ class LoopSampler:
         self.loops = {b: _Loop(b, h) for b, h in outer_loops(kernel).items()}
         self.launch = None
         self.chosen: _Loop | None = None
+        self.last: _Loop | None = None      # the loop chosen last (chosen is None again after _relearn)
         self.period = 0.0
         self.periods: list[float] = []      # the window's periods (cycles per iteration)
         self.rates: dict = {}               # memory-system count -> per warp-iteration
@@ -215,6 +221,11 @@ class LoopSampler:
         self.decided_at = 0
         self.trips = 0                      # the fewest iterations (simulated and skipped) of a skipped warp
         self.due: dict = {}                 # ready CTA -> the soonest cycle one of its warps may resume
+        self.held: dict = {}                # parked warp -> (dep_ready, dep_reason) it had (for _relearn)
+        self.unadded = 0                    # skipped warp-iterations whose counts are not added yet
+        self.baseline = None                # the window's (L1-held, DRAM-served) shares of loaded sectors
+        self.check_every = 0                # iterations a skip runs between two looks at the caches
+        self.relearned = 0                  # times the skipped loads left the window's cache behaviour
 
     @staticmethod
     def why_not(kernel: Kernel, record_events: bool) -> str:
@@ -258,6 +269,7 @@ class LoopSampler:
             k = self.limit[cta] = max(counts.get(x, 0) for x in cta.warps) + 1
         if c >= k:
             self.parked[w] = now
+            self.held[w] = (w.dep_ready, w.dep_reason)
             w.dep_ready, w.dep_reason = INF, "barrier"   # issues nothing until resumed
             self._try_skip(cta, now)
 
@@ -298,9 +310,16 @@ class LoopSampler:
         n = b[3] - a[3]
         (ca, sa), (cb, sb) = a[4], b[4]
         self.chosen, self.period, self.periods, self.decided_at = loop, float(mean), [float(x) for x in last], now
+        self.last = loop
         self.rates = {k: (v - ca.get(k, 0)) / n for k, v in cb.items() if isinstance(v, (int, float))
                       and not (self.in_slice and k.startswith("shadow_"))}
         self.stall_rates = (sb - sa) / n
+        loaded = self.rates.get("l1_ld_sectors", 0)
+        if not self.in_slice and loaded:
+            sector = self.launch.cfg.l2.sector_bytes
+            self.baseline = (self.rates.get("l1_ld_hits", 0) / loaded,
+                             self.rates.get("dram_read_bytes_global_ld", 0) / (sector * loaded))
+            self.check_every = max(1, b[1] - a[1])
 
     # ---------------------------------------------------------------- park and skip
     def _ready(self, cta) -> bool:
@@ -408,24 +427,7 @@ class LoopSampler:
                     x.cta.live_threads -= t[6]
                     x.lanes -= t[6]
         inside = [x for x in warps if not queued[x.gw]]
-        if inside:
-            gws = np.array(sorted(x.gw for x in inside), np.int64)
-            got = st.run_through(gws, head, back)
-            launch.branches += int(got["branches"].sum())
-            launch.divergent_branches += int(got["divergent"].sum())
-            for x, r, g, e in zip(sorted(inside, key=lambda x: x.gw), got["at_hi"].tolist(), got["global"].tolist(),
-                                  got["exited"].tolist()):
-                runs[x] += r
-                x.mem_steps += g
-                x.cta.live_threads -= e
-                x.lanes -= e
-            # left with a next PC in the loop, or waiting at a barrier in it: no warp of theirs can complete it
-            stuck = [x for x in inside if head <= st.warp_pc(x.gw) <= back
-                     or (st.warp_pc(x.gw) == DONE and st.live_by_warp[x.gw].any())]
-            if stuck:
-                raise KernelFault(f"kernel {self.kernel.name}: loop sampling: warps of CTA {stuck[0].cta.block} "
-                                  f"cannot leave the loop at PC {back} functionally (a barrier inside it waits for a "
-                                  f"warp not in it); time this kernel with Device(sampling=False)")
+        changed = self._run_inside(st, inside, runs) if inside else False
         self.ctas_skipped += len(ctas)
         for c in ctas:
             self.due.pop(c, None)
@@ -436,8 +438,97 @@ class LoopSampler:
         for x in warps:
             r = runs[x]
             self.skipped += r
+            self.unadded += r
             self.longest = max(self.longest, r * self.period)
+            self.held.pop(x, None)
             self._resume(x, max(now, math.ceil(self.parked.pop(x) + r * self.period)))
+        if changed:
+            self._relearn(now)
+
+    def _run_inside(self, st, inside: list, runs: dict) -> bool:
+        """Run the parked warps ``inside`` (nothing queued) functionally to the loop's exit, adding
+        the iterations each ran to ``runs``. Outside a slice, with a window that loaded global
+        memory, they run :attr:`check_every` iterations at a time, their global loads looked up in
+        the caches (and left there, :meth:`gpusim.timing.memsys.MemorySystem.warm_load`); once
+        ``policy.iteration_cache_sectors`` sectors were looked up, a share held by the L1 or
+        served by DRAM further than ``policy.iteration_cache_tolerance`` from the window's
+        (:attr:`baseline`) stops the run: returns True, the warps not done with the loop staying
+        in it. Raises KernelFault when a warp cannot leave the loop (a barrier in it waits for a
+        warp not in it)."""
+        launch, loop = self.launch, self.chosen
+        head, back = loop.head, loop.back
+        most = self.check_every if self.baseline is not None else None
+        looked = [0, 0, 0]   # sectors loaded, held by the L1, served by DRAM (bytes), since the last look
+        order = sorted(inside, key=lambda x: x.gw)
+        while order:
+            loads = [] if most else None
+            got = st.run_through(np.array([x.gw for x in order], np.int64), head, back, most, loads)
+            launch.branches += int(got["branches"].sum())
+            launch.divergent_branches += int(got["divergent"].sum())
+            for x, r, g, e in zip(order, got["at_hi"].tolist(), got["global"].tolist(), got["exited"].tolist()):
+                runs[x] += r
+                x.mem_steps += g
+                x.cta.live_threads -= e
+                x.lanes -= e
+            capped = got["at_hi"] == most if most else np.zeros(len(order), bool)
+            # left with a next PC in the loop, or waiting at a barrier in it: no warp of theirs can complete it
+            stuck = [x for x, c in zip(order, capped) if not c and (head <= st.warp_pc(x.gw) <= back
+                     or (st.warp_pc(x.gw) == DONE and st.live_by_warp[x.gw].any()))]
+            if stuck:
+                raise KernelFault(f"kernel {self.kernel.name}: loop sampling: warps of CTA {stuck[0].cta.block} "
+                                  f"cannot leave the loop at PC {back} functionally (a barrier inside it waits for a "
+                                  f"warp not in it); time this kernel with Device(sampling=False)")
+            order = [x for x, c in zip(order, capped) if c and head <= st.warp_pc(x.gw) <= back]
+            if most and self._caches_moved(loads, looked, {x.gw: x.cta.sm.index for x in inside}):
+                return bool(order)
+        return False
+
+    def _caches_moved(self, loads: list, looked: list, sm_of: dict) -> bool:
+        """Look up ``loads`` (``(pc, access)`` of skipped global loads) in the caches, per warp,
+        adding to ``looked`` (sectors, L1-held sectors, DRAM bytes); once it holds
+        ``policy.iteration_cache_sectors`` sectors, whether their shares moved from the window's
+        by more than ``policy.iteration_cache_tolerance`` (``looked`` then starts again)."""
+        mem, timed = self.launch.mem, self.launch.timed
+        for pc, acc in loads:
+            warp = acc.lanes >> 5
+            for gw in np.unique(warp).tolist():
+                sectors = np.unique(acc.addrs[warp == gw] >> np.uint64(5)).astype(np.int64)
+                held, dram = mem.warm_load(sm_of[gw], sectors, timed[pc].cache_l1)
+                looked[0] += sectors.size
+                looked[1] += held
+                looked[2] += dram
+        n = looked[0]
+        if n < self.policy.iteration_cache_sectors:
+            return False
+        l1, dram = looked[1] / n, looked[2] / (self.launch.cfg.l2.sector_bytes * n)
+        looked[:] = [0, 0, 0]
+        tol = self.policy.iteration_cache_tolerance
+        return abs(l1 - self.baseline[0]) > tol or abs(dram - self.baseline[1]) > tol
+
+    def _relearn(self, now: int) -> None:
+        """The skipped iterations' loads left the window's cache behaviour: add the iterations
+        skipped so far at the window's rates, forget the period, let every warp still parked issue
+        again from where it is, and learn the loop's period anew from the next chunks."""
+        if not self.in_slice:
+            self._add(self.unadded)
+            self.unadded = 0
+        self.relearned += 1
+        self.chosen, self.baseline = None, None
+        self.limit.clear()
+        self.due.clear()
+        self.trips = 0
+        for loop in self.loops.values():
+            loop.marks.clear()
+            loop.next = loop.issued // max(1, len(loop.counts)) + 1
+        for x in list(self.parked):
+            self.parked.pop(x)
+            if x in self.held:
+                ready, reason = self.held.pop(x)
+                x.dep_ready, x.dep_reason = max(ready, now), reason
+                x.sched.wake(x.dep_ready)
+            else:   # adopted at a barrier inside the loop: it waits there again
+                x.waiting = True
+                x.cta.arrived += x.lanes
 
     def _resume(self, x, t: int) -> None:
         """Warp ``x`` (parked) issues again from cycle ``t`` on, at its next PC."""
@@ -460,8 +551,8 @@ class LoopSampler:
         """Add the skipped iterations' estimated counts: memory-system counts and stall warp-cycles
         at the window's rate per warp-iteration."""
         launch.on_back_edge = None
-        if self.skipped and not self.in_slice:
-            self._add(self.skipped, whole=True)
+        if self.unadded and not self.in_slice:
+            self._add(self.unadded, whole=True)
 
     def _add(self, n: int, whole: bool = False) -> None:
         """Add ``n`` skipped warp-iterations' counts to the launch's: memory-system counts and stall
@@ -485,8 +576,8 @@ class LoopSampler:
         (back edges the timing model issued), ``warp_iterations_skipped``, ``period`` (cycles per
         iteration), ``periods`` (the window's), ``spread_pct`` (half the window's relative spread
         applied to the longest skip, in percent of ``cycles`` once set by the caller) and
-        ``ctas_skipped``."""
-        loop = self.chosen
+        ``ctas_skipped`` and ``relearned`` (times the period was learnt again: :meth:`_relearn`)."""
+        loop = self.last
         if loop is None:
             return {}
         labels = [name for name, pc in self.kernel.labels.items() if pc == loop.head]
@@ -496,4 +587,4 @@ class LoopSampler:
                 "where": f"{ins.loc.file}:{ins.loc.line}", "warp_iterations_simulated": loop.issued,
                 "warp_iterations_skipped": self.skipped, "period": self.period, "periods": self.periods,
                 "half_spread": float((per.max() - per.min()) / (2 * per.mean())) if per.size else 0.0,
-                "longest": self.longest, "ctas_skipped": self.ctas_skipped}
+                "longest": self.longest, "ctas_skipped": self.ctas_skipped, "relearned": self.relearned}

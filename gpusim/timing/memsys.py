@@ -1059,6 +1059,27 @@ class MemorySystem:
         if self.l2.eviction_share is not None:
             self.dram.occupy(now, merge, written, lines, self.l2.eviction_share)
 
+    def warm_load(self, sm: int, sectors: np.ndarray, cache_l1: bool) -> tuple[int, int]:
+        """One warp's global load of ``sectors`` (sorted, distinct sector numbers) made present
+        as :meth:`load` would: in SM ``sm``'s L1 when ``cache_l1``, and its L1 misses in L2, DRAM's
+        granules for L2's misses, holding no server and counting nothing (the loop sampler's
+        skipped iterations, :mod:`gpusim.timing.itersampling`, whose counts are extrapolated).
+        Returns (sectors the L1 held, bytes DRAM would have read)."""
+        lines, masks = _lines(sectors)
+        hits = 0
+        if cache_l1:
+            cache = self.l1(sm).cache
+            miss_lines, miss_masks = [], []
+            for line, mask in zip(lines, masks):
+                hit = cache.lookup(line, mask)
+                hits += _POPCOUNT[hit]
+                if hit != mask:
+                    miss_lines.append(line)
+                    miss_masks.append(mask & ~hit)
+                    cache.fill(line, mask & ~hit)
+            lines, masks = miss_lines, miss_masks
+        return hits, (self.l2.warm(lines, masks, False)[0] if lines else 0)
+
     # ---------------------------------------------------------------- counters
     def metrics(self) -> dict[str, float]:
         """Counters under Nsight Compute names (hardware-facts.md §7); rates in percent."""

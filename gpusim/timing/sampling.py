@@ -139,6 +139,14 @@ class Policy:
             512 runs iterations of about 2,440 and 2,850 cycles in no fixed order; single chunks
             agreed only from its 42nd of 64 iterations, pairs of chunks from its 11th
             (docs/model/sampling.md).
+        iteration_cache_tolerance: the skipped iterations' global loads are looked up in the
+            caches as they are skipped (:mod:`gpusim.timing.itersampling`); when the share of
+            their sectors the L1 holds, or the share DRAM serves, moves further than this from the
+            window's, skipping stops and the loop's period is learnt again (a chase's second pass
+            over the lines its first pass brought into L2: random_access.py's one-thread chase,
+            +124 % timed from its first pass alone, the H100 taking 688 cycles an L2 miss and 283
+            an L2 hit).
+        iteration_cache_sectors: loaded sectors the skipped iterations gather before each such look.
     """
 
     sms: int = 8
@@ -151,6 +159,8 @@ class Policy:
     iteration_chunk_cycles: int = 1000
     iteration_min_chunks: int = 6
     iteration_max_stride: int = 4
+    iteration_cache_tolerance: float = 0.25
+    iteration_cache_sectors: int = 64
 
     def __post_init__(self):
         if self.sms < 1 or self.window < 1 or self.min_waves < self.window + 1 or self.max_waves < self.min_waves:
@@ -162,6 +172,9 @@ class Policy:
                 or self.iteration_max_stride < 1):
             raise ValueError(f"bad sampling policy {self}: need iteration_chunk >= 1, iteration_chunk_cycles >= 0, "
                              f"iteration_min_chunks >= 2 * window and iteration_max_stride >= 1")
+        if not 0 < self.iteration_cache_tolerance <= 1 or self.iteration_cache_sectors < 1:
+            raise ValueError(f"bad sampling policy {self}: need 0 < iteration_cache_tolerance <= 1 and "
+                             f"iteration_cache_sectors >= 1")
 
 
 @dataclass
@@ -202,6 +215,9 @@ class SamplingInfo:
             ``spread_pct`` adds the periods' half relative spread times the share of the slice's
             warp-iterations skipped.
         loop_periods: ``"+loop"`` slices only: the loop's periods over its stable window.
+        relearned: ``"loop"`` only: times the loop's period was learnt again because the skipped
+            iterations' loads met the caches otherwise than the window's (``period_cycles`` is
+            then the last period learnt).
     """
 
     method: str
@@ -223,6 +239,7 @@ class SamplingInfo:
     iterations_skipped: int = 0
     period_cycles: float = 0.0
     loop_periods: list = field(default_factory=list)
+    relearned: int = 0
 
     def __str__(self) -> str:
         if self.method == "detailed":
@@ -231,7 +248,9 @@ class SamplingInfo:
             total = self.iterations_simulated + self.iterations_skipped
             return (f"loop: {self.loop}, {self.iterations_simulated:,}/{total:,} warp-iterations simulated "
                     f"({100 * self.fraction:.1f} %) on all {self.sms} SMs and {self.ctas:,} CTAs, "
-                    f"{self.period_cycles:,.1f} cycles an iteration, +/-{self.spread_pct:.1f} %")
+                    f"{self.period_cycles:,.1f} cycles an iteration"
+                    + (f" (learnt {self.relearned + 1} times: the skipped loads met the caches otherwise)"
+                       if self.relearned else "") + f", +/-{self.spread_pct:.1f} %")
         return (f"{self.method}: {self.sms_simulated}/{self.sms} SMs, {self.ctas_simulated:,}/{self.ctas:,} CTAs "
                 f"({100 * self.fraction:.1f} %), {self.waves_simulated:.1f} waves, +/-{self.spread_pct:.1f} %"
                 + (f", after {self.warmup_ctas:,} CTAs filled the L2 (costed by {self.fill_ctas:,} CTAs "
@@ -740,4 +759,5 @@ def _loop_info(info: SamplingInfo, loops: LoopSampler, cycles: int) -> SamplingI
                         done / (done + skipped), 0.0, [round(p, 1) for p in s["periods"]],
                         100.0 * s["half_spread"] * s["longest"] / cycles if cycles else 0.0,
                         LOOP_EXACT, LOOP_ESTIMATED, loop=f"{s['label']} (back edge PC {s['pc']}, {s['where']})",
-                        iterations_simulated=done, iterations_skipped=skipped, period_cycles=s["period"])
+                        iterations_simulated=done, iterations_skipped=skipped, period_cycles=s["period"],
+                        relearned=s["relearned"])

@@ -154,3 +154,39 @@ def test_a_loop_whose_iterations_alternate_is_judged_on_pairs_of_chunks():
     assert _decide([3000] + [2500] * 10, Policy(), left=1) is None
     with pytest.raises(ValueError, match="iteration_max_stride"):
         Policy(iteration_max_stride=0)
+
+
+@functools.lru_cache(maxsize=None)
+def _chase(nodes: int, passes: int, sampling=True):
+    rng = np.random.default_rng(7)
+    order = rng.permutation(nodes)
+    word = np.arange(nodes) * 64                       # a node every other 128 B line
+    x = np.zeros(nodes * 64, np.uint32)
+    x[word[order]] = word[np.roll(order, -1)]          # one cycle through every node
+    with gpusim.Device("h100", mode="timing", sampling=sampling):
+        out = gpusim.zeros(1, np.uint32)
+        r = gpusim.RawModule(path=str(PTX / "loops.ptx")).get_function("chase")(
+            (1,), (1,), (gpusim.asarray(x), out, np.uint32(nodes * passes)))
+        p = 0
+        for _ in range(nodes * passes):
+            p = int(x[p])
+        return r, int(out.get()[0]), p
+
+
+def test_a_chase_whose_later_passes_hit_the_l2_is_not_timed_from_its_first_pass():
+    # The first pass misses the L2 (DRAM latency an iteration), the next three hit it: the skipped
+    # loads are looked up in the caches, their DRAM share falls from 1 to 0, and the period is
+    # learnt again (before: 2.3x the detailed cycles, every pass timed at DRAM latency).
+    (s, out, want), (d, out_d, _) = _chase(512, 4), _chase(512, 4, sampling=False)
+    assert out == out_d == want
+    assert s.sampling.method == "loop" and s.sampling.relearned >= 1 and "learnt" in str(s.sampling)
+    assert s.sampling.iterations_skipped > 1500
+    assert s.cycles == pytest.approx(d.cycles, rel=0.05)
+    for name in ("dram__bytes_read.sum", "lts__t_sectors_op_read.sum"):
+        assert s.metrics[name] == pytest.approx(d.metrics[name], rel=0.1), name
+    # one pass: every skipped load misses as the window's did, the period is learnt once
+    (c, out, want), (cd, _, _) = _chase(512, 1), _chase(512, 1, sampling=False)
+    assert out == want and c.sampling.method == "loop" and c.sampling.relearned == 0
+    assert c.cycles == pytest.approx(cd.cycles, rel=0.02)
+    with pytest.raises(ValueError, match="iteration_cache_tolerance"):
+        Policy(iteration_cache_tolerance=0)
