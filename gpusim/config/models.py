@@ -247,6 +247,10 @@ class L1Spec(BaseModel):
     miss_requests_per_cycle: float = Field(
         0.0, ge=0, description="timing model: line requests of loads (misses, and L1-bypassing loads) one SM's "
         "L1 sends the L2 a cycle, requests per SM cycle; 0 = no limit beyond the tag stage (the default)")
+    hits_wait_for_fills: bool = Field(
+        False, description="timing model: a load that hits sectors an earlier miss of this L1 is still fetching "
+        "from the L2 gets its data no earlier than that miss does; false = a hit returns after latency_cycles "
+        "whether or not its data has arrived (the default)")
     write_combine_lines: int = Field(
         0, strict=True, ge=0, description="timing model: lines of the SM's most recent global stores (LRU) that a "
         "store to the same line joins instead of sending L2 a request of its own, lines; 0 = every line of every "
@@ -340,6 +344,13 @@ class L2Spec(BaseModel):
         False, description="timing model: a line an SM reads from the far partition is also cached in its near "
         "partition (two places of the capacity; written lines keep one), so that (partitions - 1) / partitions of "
         "the lines read take two places; false = every line one place (the default)")
+    dirty_places: int = Field(
+        1, strict=True, ge=1, le=8, description="timing model: places of the capacity a written (dirty) line takes "
+        "until it is evicted; 2 = the L2 holds half its capacity of written data (the default 1: a line's size)")
+    hits_wait_for_fills: bool = Field(
+        False, description="timing model: a read that hits sectors an earlier miss is still fetching from DRAM "
+        "gets its data no earlier than that miss does; false = a hit returns after latency_cycles whether or not "
+        "its data has arrived (the default)")
     coalesce_window_cycles: float = Field(
         0.0, ge=0, description="timing model: Hopper's L2 request coalescer: a read that bypasses the L1 "
         "(ld.global.cg, cp.async.cg, volatile) of sectors that such a read by another SM requested at most this many "
@@ -383,6 +394,12 @@ class DRAMSpec(BaseModel):
         "moving the bytes (each costs its server 1/this), per second; 0 = rows not modelled (the default)")
     write_row_activations_per_s: float = Field(
         0.0, ge=0, description="timing model: the same for write-backs, per second; 0 = row_activations_per_s")
+    channels: int = Field(
+        0, strict=True, ge=0, le=4096, description="timing model: DRAM channels, each draining its own write-backs "
+        "(write_drain_bytes); 0 = write drains not modelled (the default)")
+    write_drain_bytes: int = Field(
+        0, strict=True, ge=0, description="timing model: write-back bytes a channel gathers before it writes them "
+        "all at once; a read of that channel waits for such a drain to end, bytes; 0 = not modelled (the default)")
     access_granularity_bytes: int = _int("smallest DRAM transfer seen from L2, bytes", ge=1)
     bus_width_bits: int = _int("memory interface width, bits", ge=1)
     capacity_bytes: int | None = Field(

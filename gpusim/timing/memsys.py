@@ -85,7 +85,7 @@ import numpy as np
 from gpusim.config import GPUConfig
 from gpusim.memmodel.coalesce import FULL_SECTOR
 
-__all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "far_line", "atomic_requests"]
+__all__ = ["InFlight", "SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "far_line", "atomic_requests"]
 
 #: Base of the address range that local memory is mapped to for the caches: per warp, the
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
@@ -93,6 +93,35 @@ __all__ = ["SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "far
 LOCAL_BASE = 1 << 52
 _LOCAL_LINE = LOCAL_BASE >> 7
 _LOCAL_SECTOR = LOCAL_BASE // 32
+
+
+class InFlight:
+    """The fills a cache has in flight: line -> (4-bit sector mask, cycle the data arrives). A hit
+    on sectors whose fill is still in flight gets its data when the fill does, not a hit's latency
+    after the lookup (the cache holds the tag, not yet the data)."""
+
+    def __init__(self):
+        self.lines: dict[int, tuple[int, float]] = {}
+        self._prune_at = 1 << 16
+
+    def wait(self, line: int, mask: int, t: float, done: float) -> float:
+        """``done`` or, if sectors ``mask`` of ``line`` are in flight at cycle ``t``, the later of it
+        and their arrival."""
+        p = self.lines.get(line)
+        if p is not None and p[1] > done and p[1] > t and p[0] & mask:
+            return p[1]
+        return done
+
+    def note(self, lines: list[int], masks: list[int], t: float, ready: float) -> None:
+        """Sectors ``masks`` of ``lines`` were requested at cycle ``t`` and arrive at ``ready``."""
+        inflight = self.lines
+        if len(inflight) > self._prune_at:  # forget the fills done (amortised: the bound doubles)
+            for line in [ln for ln, p in inflight.items() if p[1] <= t]:
+                del inflight[line]
+            self._prune_at = max(1 << 16, 2 * len(inflight))
+        for line, mask in zip(lines, masks):
+            p = inflight.get(line)
+            inflight[line] = (mask | p[0], max(ready, p[1])) if p is not None and p[1] > t else (mask, ready)
 
 
 class SectorCache:
@@ -105,8 +134,10 @@ class SectorCache:
     one bit per sector of the line (4 bits for 128 B lines of 32 B sectors).
     """
 
-    def __init__(self, capacity_lines: int):
+    def __init__(self, capacity_lines: int, dirty_places: int = 1):
         self.capacity = max(1, int(capacity_lines))
+        #: places a written line takes (:class:`L2`: ``l2.dirty_places``)
+        self.dirty_places = dirty_places
         #: line -> [valid sector mask, dirty sector mask, places it takes (1, or 2 for a line read
         #: from the far L2 partition: :class:`L2`)]
         self.lines: collections.OrderedDict[int, list[int]] = collections.OrderedDict()
@@ -131,7 +162,7 @@ class SectorCache:
 
     def fill(self, line: int, mask: int, dirty: bool = False, places: int = 1) -> list[tuple[int, int]]:
         """Make sectors ``mask`` of ``line`` present (and dirty if ``dirty``); a new line takes
-        ``places`` places, and a write leaves any line one (the copy elsewhere is dropped).
+        ``places`` places, and a write leaves any line :attr:`dirty_places` (a far copy is dropped).
 
         Returns the evicted ``(line, dirty sector mask)`` pairs, least recently used first.
         """
@@ -140,13 +171,20 @@ class SectorCache:
             entry[0] |= mask
             if dirty:
                 entry[1] |= mask
-                self.used -= entry[2] - 1
-                entry[2] = 1
+                self.used += self.dirty_places - entry[2]
+                entry[2] = self.dirty_places
             self.lines.move_to_end(line)
-            return []
-        places = 1 if dirty else places
+            if self.used <= self.capacity:
+                return []
+            return self._evict()
+        places = self.dirty_places if dirty else places
         self.lines[line] = [mask, mask if dirty else 0, places]
         self.used += places
+        return self._evict()
+
+    def _evict(self) -> list[tuple[int, int]]:
+        """Evict least recently used lines (not the last one left) until the places in use fit the
+        capacity; returns their ``(line, dirty sector mask)`` pairs."""
         out = []
         while self.used > self.capacity and len(self.lines) > 1:
             old, (_, d, k) = self.lines.popitem(last=False)
@@ -278,6 +316,13 @@ class DRAM:
         #: when that sector's write-back reaches DRAM (:meth:`activations`)
         self.open_write_rows: collections.OrderedDict[int, None] = collections.OrderedDict()
         self.open_limit = d.open_rows
+        #: write drains (``dram.channels``, ``dram.write_drain_bytes``): per channel, the write-back
+        #: bytes gathered and the cycle its last drain ends; a drain writes its bytes at the
+        #: channel's share of the write rate
+        self.channels = d.channels if d.channels and d.write_drain_bytes else 0
+        self.drain_bytes = d.write_drain_bytes
+        self.gathered = [0.0] * self.channels
+        self.draining = [0.0] * self.channels
         if self.row_lines:
             self.activate = cfg.clock_hz / d.row_activations_per_s
             self.activate_write = cfg.clock_hz / (d.write_row_activations_per_s or d.row_activations_per_s)
@@ -309,6 +354,36 @@ class DRAM:
                 rows.popitem(last=False)
         return opened * (self.activate_write if write else self.activate)
 
+    def channel(self, line: int) -> int:
+        """The DRAM channel of 128 B ``line`` (ASSUMED: a multiplicative hash of the line, every
+        channel alike)."""
+        return (line * 0x9E3779B1 >> 7) % self.channels
+
+    def _gather(self, t: float, nbytes: float, lines) -> None:
+        """Write-back bytes of ``lines`` (evenly) join their channels' drains; a channel that has
+        gathered ``dram.write_drain_bytes`` drains them from cycle ``t`` (or its last drain's end)."""
+        if not lines:
+            return
+        each = nbytes / len(lines)
+        rate = self.write_bytes_per_cycle / self.channels
+        gathered, draining, batch = self.gathered, self.draining, self.drain_bytes
+        for line in lines:
+            c = self.channel(line)
+            gathered[c] += each
+            if gathered[c] >= batch:
+                gathered[c] -= batch
+                draining[c] = max(t, draining[c]) + batch / rate
+
+    def _drained(self, start: float, lines) -> float:
+        """The cycle the reads of ``lines`` may start at: ``start``, or the end of a drain one of
+        their channels is in."""
+        draining = self.draining
+        for line in lines:
+            end = draining[self.channel(line)]
+            if end > start:
+                start = end
+        return start
+
     def _serve(self, t: float, nbytes: float, rate: float, extra: float = 0.0) -> float:
         start = max(t, self.free)
         self.free = start + nbytes / rate + extra
@@ -330,6 +405,8 @@ class DRAM:
         the rows the read opens (:meth:`activations`)."""
         self.count["dram_read_bytes"] += nbytes
         start = self._serve(t, nbytes, self.read_bytes_per_cycle, self.activations(lines))
+        if self.channels:
+            start = self._drained(start, lines)
         if not self.queue:
             return start + self.latency
         u = self.utilisation()
@@ -340,6 +417,8 @@ class DRAM:
         (the L2's write-back queue holds the writers, :meth:`L2.backlog`)."""
         self.count["dram_write_bytes"] += nbytes
         self._serve(t, nbytes, self.write_bytes_per_cycle, self.activations(lines, True))
+        if self.channels:
+            self._gather(t, nbytes, lines)
 
     def occupy(self, t: float, merge: float, written: float, lines=(), share: float = 1.0) -> None:
         """Hold the server for ``share`` of evictions' traffic counted elsewhere (sampled timing's
@@ -350,6 +429,8 @@ class DRAM:
             self._serve(t, merge * share, self.read_bytes_per_cycle, self.activations(lines) * share)
         if written:
             self._serve(t, written * share, self.write_bytes_per_cycle, self.activations(lines, True) * share)
+            if self.channels:
+                self._gather(t, written * share, lines)
 
 
 class L2:
@@ -369,7 +450,7 @@ class L2:
     """
 
     def __init__(self, cfg: GPUConfig, dram: DRAM, count: collections.Counter):
-        self.cache = SectorCache(cfg.l2.size_bytes // cfg.l2.line_bytes)
+        self.cache = SectorCache(cfg.l2.size_bytes // cfg.l2.line_bytes, cfg.l2.dirty_places)
         self.dram, self.count = dram, count
         self.sector = cfg.l2.sector_bytes
         #: the slices' server: bytes of sectors read / written it takes a cycle
@@ -395,6 +476,8 @@ class L2:
         self.pending: dict[int, tuple[int, float, float, int]] | None = {} if cfg.l2.coalesce_window_cycles else None
         self.window = cfg.l2.coalesce_window_cycles
         self._prune_at = 1 << 16
+        #: ``l2.hits_wait_for_fills``: line -> (sectors, cycle) of the DRAM fills in flight (None: not modelled)
+        self.fills: InFlight | None = InFlight() if cfg.l2.hits_wait_for_fills else None
         self.free = 0.0
         self.write_request_cycles = 1.0 / cfg.l2.write_requests_per_cycle if cfg.l2.write_requests_per_cycle else 0.0
         #: the cycle the L2's request port takes the next request of each kind (read, write, atom);
@@ -524,12 +607,16 @@ class L2:
         done = start + self.latency
         dram_bytes = 0
         dram_lines = []
+        dram_masks = []
         cache = self.cache
         partial = self.partial_lines
+        fills = self.fills
         for line, mask in zip(lines, masks):
             hit = cache.lookup(line, mask)
             if partial:
                 hit &= ~self._merged(line, hit)
+            if fills is not None and hit:
+                done = fills.wait(line, hit, start, done)
             miss = mask & ~hit
             c[f"l2_{op}_hits"] += _POPCOUNT[hit]
             if op == "read" and self.far(line):  # looked up again at its home
@@ -541,13 +628,16 @@ class L2:
                 fetch = self.granules(miss)
                 dram_bytes += _POPCOUNT[fetch] * self.sector
                 dram_lines.append(line)
+                dram_masks.append(fetch)
                 if partial:
                     self._merged(line, fetch)  # the granules complete the partly written sectors they hold
                 self._fill(line, fetch, False, start, self.places(line))
         c[f"l2_{op}_sectors"] += n
         c[f"l2_{op}_requests"] += len(lines)
         if dram_bytes:
-            done = self.dram.read(start, dram_bytes, dram_lines) + self.far_extra
+            done = max(done, self.dram.read(start, dram_bytes, dram_lines) + self.far_extra)
+            if fills is not None:
+                fills.note(dram_lines, dram_masks, start, done)
         if self.pending is not None and source is not None:
             self._note_pending(t, lines, masks, done, source)
         return done if joined is None else max(done, joined)
@@ -852,6 +942,8 @@ class L1:
         #: the SM's miss path: cycles a line request of a load to L2 takes (0: no limit)
         self.miss_cycles = 1.0 / cfg.l1.miss_requests_per_cycle if cfg.l1.miss_requests_per_cycle else 0.0
         self.miss_free = 0.0
+        #: ``l1.hits_wait_for_fills``: line -> (sectors, cycle) of this L1's misses in flight (None: not modelled)
+        self.fills: InFlight | None = InFlight() if cfg.l1.hits_wait_for_fills else None
 
     def _miss(self, t: float, n: int) -> float:
         """``n`` line requests of a load leave for L2 at ``t``: returns the cycle the last leaves
@@ -905,10 +997,17 @@ class L1:
                 miss_masks.append(mask & ~hit)
         self.count["l1_ld_hits"] += hits
         done = start + self.latency
+        fills = self.fills
+        if fills is not None and hits:
+            for line, mask in zip(lines, masks):
+                done = fills.wait(line, mask, start, done)
         if miss_lines:
-            done = max(done, self.l2.read(self._miss(t, len(miss_lines)), miss_lines, miss_masks, served=served))
+            fetched = self.l2.read(self._miss(t, len(miss_lines)), miss_lines, miss_masks, served=served)
+            done = max(done, fetched)
             for line, mask in zip(miss_lines, miss_masks):
                 cache.fill(line, mask)
+            if fills is not None:
+                fills.note(miss_lines, miss_masks, start, fetched)
         return done
 
     def store(self, now: int, lines: list[int], masks: list[int], n: int,

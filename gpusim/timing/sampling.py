@@ -515,6 +515,10 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     #    than in the detailed engine.
     shares |= {f"l2.{f}": getattr(cfg.l2, f) * scale for f in ("atomic_requests_per_cycle",
                                                                "atomic_return_requests_per_cycle")}
+    #    A channel's write drain gathers the slice's share of the write-backs: its share of the bytes
+    #    keeps the drains as long and as frequent as on the whole GPU.
+    if cfg.dram.write_drain_bytes:
+        shares["dram.write_drain_bytes"] = max(1, round(cfg.dram.write_drain_bytes * scale))
     sliced = cfg.with_overrides({"sm_count": k, **shares,
                                  "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * scale,
                                  "cta_dispatch_cycles": cfg.cta_dispatch_cycles / scale})
@@ -589,14 +593,16 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more or
     fewer than ``keep`` CTAs would follow (a grid-stride kernel's few CTAs each touch much).
     The capacity is ``l2.size_bytes`` in sectors; with ``l2.localizes_far_reads`` a loaded sector
-    of a far line (:func:`gpusim.timing.memsys.far_line`) takes two of them, as in the L2 model.
+    of a far line (:func:`gpusim.timing.memsys.far_line`) takes two of them, and a stored sector
+    ``l2.dirty_places``, as in the L2 model.
     Returns ``(footprints, the CTA where the slice starts, the end of the CTAs recorded, whether the
     grid touches more than the L2 holds)``. ``jobs``, ``paths``: as
     :func:`gpusim.functional.footprint.run_footprints`'s."""
     N, n = cfg.sm_count, grid.n_blocks
     capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
     parts = cfg.l2.partitions if cfg.l2.localizes_far_reads and cfg.l2.partitions > 1 else 0
-    extra = 0  # second places of the loaded sectors of far lines
+    dirty = cfg.l2.dirty_places - 1
+    extra = 0  # second places of the loaded sectors of far lines, further places of stored sectors
     footprints: dict = {}
     seen: set[int] = set()
     start, end = None, 0
@@ -609,11 +615,13 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
         for c in range(end, stop) if start is None else ():
             fp = footprints.get(c)
             if fp is not None:
-                if parts:  # a loaded sector of a far line takes a second place (L2.places)
+                if parts or dirty:  # a loaded sector of a far line takes a second place (L2.places)
                     for sec, stored in zip(fp[0].tolist(), fp[2].tolist()):
                         if sec not in seen:
                             seen.add(sec)
-                            if not stored and far_line(sec >> 2, parts):
+                            if stored:
+                                extra += dirty
+                            elif parts and far_line(sec >> 2, parts):
                                 extra += 1
                 else:
                     seen.update(fp[0].tolist())

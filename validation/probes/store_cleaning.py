@@ -12,6 +12,9 @@ trigger those write-backs, at fixed footprints ``F`` (8, 16, 32 MiB):
   stores, over a longer time with less in flight): does the count follow time or stores?
 * ``wr_sec``: groups of 8 lanes store one whole random 32-byte sector (``iters`` 16): do
   complete sectors get the same write-backs as partial ones?
+* ``--footprints M ... --sequential`` (session 41): ``wr_seq`` stores every word of M MiB once,
+  in order (whole lines, nothing read): how much of a footprint below the capacity is written
+  back during the launch (the L2's cap on dirty data)?
 
 Run it under Nsight Compute on a GPU machine (clocks untouched)::
 
@@ -39,6 +42,14 @@ extern "C" __global__ void wr_mod(unsigned* x, unsigned words, unsigned iters)
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
     for (unsigned i = 0; i < iters; ++i)
         x[mix(t * iters + i) % words] = t;
+}
+
+// Every word of x[0, words) stored once, in order (a grid-stride loop of coalesced 4-byte stores:
+// whole lines, no reads): how much of a footprint below the L2's capacity is written back?
+extern "C" __global__ void wr_seq(unsigned* x, unsigned words, unsigned iters)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x)
+        x[i] = i;
 }
 
 // Lanes 8g..8g+7 store the 8 words of sector mix(g * iters + i) % sectors (a whole sector).
@@ -106,10 +117,14 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="validation/probes/store_cleaning.py")
     p.add_argument("--footprints", type=int, nargs="+", metavar="MIB")
     p.add_argument("--iters", type=int, default=16)
+    p.add_argument("--sequential", action="store_true",
+                   help="with --footprints: wr_seq (every word stored once, in order) instead of wr_mod")
     a = p.parse_args(argv)
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    kernel = "wr_seq" if a.sequential else "wr_mod"
     rows = launches(sms) if not a.footprints else [
-        (f"wr_mod {m} MiB iters {a.iters}", "wr_mod", m << 20, a.iters, sms * CTAS_PER_SM) for m in a.footprints]
+        (f"{kernel} {m} MiB" + ("" if a.sequential else f" iters {a.iters}"), kernel, m << 20, a.iters,
+         sms * CTAS_PER_SM) for m in a.footprints]
     mod = cupy.RawModule(code=CODE)
     buf = cupy.zeros(max(r[2] for r in rows) >> 2, cupy.uint32)
     for label, k, fp, iters, ctas in rows:
