@@ -138,8 +138,8 @@ class SectorCache:
         self.capacity = max(1, int(capacity_lines))
         #: places a written line takes (:class:`L2`: ``l2.dirty_places``)
         self.dirty_places = dirty_places
-        #: line -> [valid sector mask, dirty sector mask, places it takes (1, or 2 for a line read
-        #: from the far L2 partition: :class:`L2`)]
+        #: line -> [valid sector mask, dirty sector mask, places it takes (1; 2 for a line read
+        #: from the far L2 partition, :class:`L2`; :attr:`dirty_places` once written)]
         self.lines: collections.OrderedDict[int, list[int]] = collections.OrderedDict()
         self.used = 0   # places taken: the sum of the lines' third fields
 

@@ -225,6 +225,19 @@ def test_a_line_takes_its_places_and_a_write_leaves_it_one():
     assert cache.used == 4 and list(cache.lines) == [2, 4, 5]          # a written line takes one place
 
 
+def test_written_lines_take_dirty_places_and_a_line_written_grows_to_them():
+    # validation/reports/h100/store_cleaning/sequential: the H100's L2 holds half its capacity of
+    # written data (l2.dirty_places = 2)
+    cache = memsys.SectorCache(4, dirty_places=2)
+    assert cache.fill(1, 0b1111, dirty=True) == [] and cache.fill(2, 0b1111, dirty=True) == [] and cache.full
+    assert cache.fill(3, 0b0011, dirty=True) == [(1, 0b1111)] and cache.used == 4   # the oldest goes, dirty
+    grow = memsys.SectorCache(3, dirty_places=2)
+    for line in (1, 2, 3):
+        grow.fill(line, 0b0001)
+    assert grow.fill(1, 0b0001, dirty=True) == [(2, 0)] and grow.used == 3         # line 1 now takes two
+    assert list(grow.lines) == [3, 1]
+
+
 def test_far_reads_take_two_places_in_the_l2_where_the_partitions_localize_them():
     cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 1024 * 128})  # 1,024 lines
     lines = list(range(1024))
@@ -237,13 +250,15 @@ def test_far_reads_take_two_places_in_the_l2_where_the_partitions_localize_them(
 
     n, far = held(cfg, False)   # the far lines' second places evict one or two lines each
     assert 460 < far < 564 and 1024 - far <= n <= 1024 - far // 2
-    assert held(cfg, True)[0] == 1024                                  # written lines: one place each
+    assert held(cfg.with_overrides({"l2.dirty_places": 1}), True)[0] == 1024   # written lines: one place each
+    assert held(cfg, True)[0] == 512                                   # the H100's: two
     assert held(cfg.with_overrides({"l2.localizes_far_reads": False}), False) == (1024, 0)
     assert held(cfg.with_overrides({"l2.partitions": 1}), False) == (1024, 0)
 
 
 def test_a_partly_written_sector_is_completed_from_dram_when_evicted():
-    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 2 * 128})  # an L2 of two lines
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 2 * 128,   # an L2 of two lines,
+                                                     "l2.dirty_places": 1})     # each holding one written line
     lanes = np.arange(8, dtype=np.uint64)
     mem = memsys.MemorySystem(cfg, 1 << 16)
     _warp_store(mem, 0, 0, lanes * 8)              # line 0: every other word of 2 sectors (64 B)
@@ -265,7 +280,7 @@ def test_a_partly_written_sector_is_completed_from_dram_when_evicted():
 def test_sampled_slices_pay_their_share_of_every_eviction():
     # Sampled timing: whichever fill evicts a dirty line, the slice's DRAM server carries its share
     # (k / N) of the write-back, and the counters keep the whole bytes.
-    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 128})  # an L2 of one line
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 128, "l2.dirty_places": 1})  # an L2 of one line
     mem = memsys.MemorySystem(cfg, 1 << 16)
     mem.l2.eviction_share = 0.25
     mem.warm(np.arange(4, dtype=np.int64), stored=True, now=10.0)          # a shadow dirties line 0
@@ -470,3 +485,47 @@ def test_sectors_of_far_lines_are_counted_at_both_l2_partitions():
     one = memsys.MemorySystem(cfg.with_overrides({"l2.partitions": 1}), 1 << 16)
     one.l2.read(0.0, far[:2], [0b1111] * 2)
     assert one.metrics()["lts__t_sectors_op_read.sum"] == 8
+
+
+def test_a_dram_read_waits_for_its_channels_write_drain_and_no_other():
+    cfg = gpusim.config.load("h100").with_overrides({"dram.channels": 4, "dram.write_drain_bytes": 65536,
+                                                     "dram.queue_cycles": 0, "dram.row_bytes": None})
+    on = memsys.DRAM(cfg, collections.Counter())
+    off = memsys.DRAM(cfg.with_overrides({"dram.write_drain_bytes": 0}), collections.Counter())
+    by = collections.defaultdict(list)
+    for line in range(64):
+        by[on.channel(line)].append(line)
+    assert sorted(by) == [0, 1, 2, 3]                  # every channel gets lines
+    a, b = by[0], by[1]
+    for d in (on, off):
+        d.write(0.0, 32768, a[:4])                      # half a drain: gathered, nothing drained yet
+    assert on.read(10.0, 64, [a[4]]) == off.read(10.0, 64, [a[4]])
+    for d in (on, off):
+        d.write(20.0, 32768, a[:4])                     # the drain: 64 KiB at the channel's quarter of the rate
+    end = 20.0 + 65536 / (on.write_bytes_per_cycle / 4)
+    assert on.draining[0] == pytest.approx(end) and on.gathered[0] == 0
+    assert on.read(30.0, 64, [a[5]]) == pytest.approx(end + cfg.dram.latency_cycles)   # waits for it
+    assert off.read(30.0, 64, [a[5]]) < end + cfg.dram.latency_cycles
+    assert on.read(40.0, 64, [b[0]]) == off.read(40.0, 64, [b[0]]) < end + cfg.dram.latency_cycles  # another channel
+
+
+@pytest.mark.parametrize("level", ["l1", "l2"])
+def test_a_hit_on_a_fill_in_flight_gets_the_data_with_the_fill(level):
+    # validation/reports/h100/fill_in_flight: the H100 answers a second load of a line still being
+    # filled when the fill arrives (657 cycles at once, falling with the delay), not a hit's latency
+    # after the lookup
+    base = gpusim.config.load("h100")
+    got = {}
+    for wait in (False, True):
+        cfg = base.with_overrides({f"{level}.hits_wait_for_fills": wait})
+        mem = memsys.MemorySystem(cfg, 1 << 18)
+        cached = level == "l1"
+        first = mem.load_lines(0, 0, [7], [0b0001], 1, 28, cached)       # a miss to DRAM
+        second = mem.load_lines(0, 100, [7], [0b0001], 1, 28, cached)    # the same sector, 100 cycles later
+        later = mem.load_lines(0, int(first) + 10, [7], [0b0001], 1, 28, cached)   # after the fill arrived
+        got[wait] = first, second, later
+    (first, second, later), (wfirst, wsecond, wlater) = got[False], got[True]
+    hit = base.l1.latency_cycles if level == "l1" else base.l2.latency_cycles
+    assert first == wfirst > 100 + hit
+    assert second < first and wsecond == pytest.approx(first)
+    assert later == wlater

@@ -124,12 +124,13 @@ def test_the_l2_fills_earlier_where_far_reads_take_a_second_place():
     # reads, a loaded sector of a far line takes two places (L2.places), so the copy's loads fill
     # the 256 KiB L2 after fewer CTAs than its distinct sectors alone would.
     small_l2 = {**SMALL, "l2.size_bytes": 1 << 18}
+    # Likewise a stored sector takes l2.dirty_places (the H100's 2).
     start = {}
-    for localize in (True, False):
-        with gpusim.Device("h100", mode="timing", overrides={**small_l2, "l2.localizes_far_reads": localize},
-                           sampling=POLICY):
-            start[localize] = run_case(CASES["copy_vec4"], gpusim, 1 << 18).launches[0].sampling.warmup_ctas
-    assert 0 < start[True] < start[False]
+    for localize, dirty in ((True, 2), (False, 2), (False, 1)):
+        with gpusim.Device("h100", mode="timing", overrides={**small_l2, "l2.localizes_far_reads": localize,
+                                                             "l2.dirty_places": dirty}, sampling=POLICY):
+            start[localize, dirty] = run_case(CASES["copy_vec4"], gpusim, 1 << 18).launches[0].sampling.warmup_ctas
+    assert 0 < start[True, 2] < start[False, 2] < start[False, 1]
 
 
 def test_waves_are_stable_only_when_they_agree_and_have_stopped_drifting():

@@ -1,9 +1,10 @@
 """GPU probe: does a load that hits a line whose fill is still in flight wait for the fill?
 
 A cache allocates a line's tag when a miss leaves for the next level; the data comes back
-hundreds of cycles later. A second load of the same sector in between finds the tag. Until
-session 41 gpusim answered it a hit's latency after the lookup (``l1.latency_cycles``,
-``l2.latency_cycles``); physically it cannot have the data before the fill does. Stencils, whose
+hundreds of cycles later. A second load of the same sector in between finds the tag. gpusim
+answers it a hit's latency after the lookup (``l1.latency_cycles``, ``l2.latency_cycles``) unless
+``l1.hits_wait_for_fills`` / ``l2.hits_wait_for_fills`` are set; physically it cannot have the
+data before the fill does. Stencils, whose
 neighbouring warps and CTAs load the rows above and below one another at about the same time,
 make such hits by the million (``stencil2d_5pt``: 2.5 L2 lookups a sector).
 

@@ -199,8 +199,8 @@ def table(csv_path: pathlib.Path, sim_json: pathlib.Path) -> str:
             continue
         c = "sm__cycles_elapsed.avg"
 
-        def pair(m, scale=1.0, fmt="{:.1f}"):
-            return f"{fmt.format(h.get(m, 0) * scale)} / {fmt.format(s.get(m, 0) * scale)}"
+        def pair(m, scale=1.0, h=h, s=s):
+            return f"{h.get(m, 0) * scale:.1f} / {s.get(m, 0) * scale:.1f}"
         rows.append(f"| {label} | {h[c]:,.0f} | {s[c]:,.0f} | {100 * (s[c] / h[c] - 1):+.1f} | "
                     f"{pair('dram__bytes_read.sum', 1e-6)} | {pair('dram__bytes_write.sum', 1e-6)} | "
                     f"{pair('sm__warps_active.avg.pct_of_peak_sustained_active')} | "
