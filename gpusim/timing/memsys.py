@@ -95,6 +95,17 @@ _LOCAL_LINE = LOCAL_BASE >> 7
 _LOCAL_SECTOR = LOCAL_BASE // 32
 
 
+def _forget_done(entries: dict, t: float, bound: int) -> int:
+    """Drop the entries of ``entries`` (line -> (mask, cycle ready, ...)) whose data was ready by
+    cycle ``t`` once there are more than ``bound``; returns the next bound (amortised: it doubles
+    with what is left)."""
+    if len(entries) <= bound:
+        return bound
+    for line in [ln for ln, p in entries.items() if p[1] <= t]:
+        del entries[line]
+    return max(1 << 16, 2 * len(entries))
+
+
 class InFlight:
     """The fills a cache has in flight: line -> (4-bit sector mask, cycle the data arrives). A hit
     on sectors whose fill is still in flight gets its data when the fill does, not a hit's latency
@@ -115,10 +126,7 @@ class InFlight:
     def note(self, lines: list[int], masks: list[int], t: float, ready: float) -> None:
         """Sectors ``masks`` of ``lines`` were requested at cycle ``t`` and arrive at ``ready``."""
         inflight = self.lines
-        if len(inflight) > self._prune_at:  # forget the fills done (amortised: the bound doubles)
-            for line in [ln for ln, p in inflight.items() if p[1] <= t]:
-                del inflight[line]
-            self._prune_at = max(1 << 16, 2 * len(inflight))
+        self._prune_at = _forget_done(inflight, t, self._prune_at)
         for line, mask in zip(lines, masks):
             p = inflight.get(line)
             inflight[line] = (mask | p[0], max(ready, p[1])) if p is not None and p[1] > t else (mask, ready)
@@ -679,10 +687,7 @@ class L2:
     def _note_pending(self, t: float, lines: list[int], masks: list[int], ready: float, source: int) -> None:
         """Sectors ``masks`` of ``lines`` are in flight until ``ready`` (for :meth:`_join`)."""
         pending = self.pending
-        if len(pending) > self._prune_at:  # forget the requests done (amortised: the bound doubles)
-            for line in [ln for ln, p in pending.items() if p[1] <= t]:
-                del pending[line]
-            self._prune_at = max(1 << 16, 2 * len(pending))
+        self._prune_at = _forget_done(pending, t, self._prune_at)
         for line, mask in zip(lines, masks):
             p = pending.get(line)
             if p is not None and t - p[2] <= self.window and p[1] > t:
