@@ -182,9 +182,7 @@ class SectorCache:
                 self.used += self.dirty_places - entry[2]
                 entry[2] = self.dirty_places
             self.lines.move_to_end(line)
-            if self.used <= self.capacity:
-                return []
-            return self._evict()
+            return self._evict()   # a line written grows to dirty_places
         places = self.dirty_places if dirty else places
         self.lines[line] = [mask, mask if dirty else 0, places]
         self.used += places

@@ -615,7 +615,7 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
         for c in range(end, stop) if start is None else ():
             fp = footprints.get(c)
             if fp is not None:
-                if parts or dirty:  # a loaded sector of a far line takes a second place (L2.places)
+                if parts or dirty:  # a far line's loaded sector or a stored sector takes more places
                     for sec, stored in zip(fp[0].tolist(), fp[2].tolist()):
                         if sec not in seen:
                             seen.add(sec)
