@@ -341,9 +341,10 @@ class L2Spec(BaseModel):
         0.0, ge=0, description="timing model, contended atomics: atom requests (old value returned) the whole "
         "L2 takes a cycle, requests per SM cycle; 0 = atomic_requests_per_cycle (the default)")
     localizes_far_reads: bool = Field(
-        False, description="timing model: a line an SM reads from the far partition is also cached in its near "
-        "partition (two places of the capacity; written lines keep one), so that (partitions - 1) / partitions of "
-        "the lines read take two places; false = every line one place (the default)")
+        False, description="timing model: the L2 is `partitions` caches of size_bytes / partitions, each homing "
+        "a hash's share of the lines; an SM reading a line homed in another partition looks up the copy in its "
+        "own first, then the home, and leaves a copy in its own; writes go home and drop the copies; false = one "
+        "cache of size_bytes (the default)")
     dirty_places: int = Field(
         1, strict=True, ge=1, le=8, description="timing model: places of the capacity a written (dirty) line takes "
         "until it is evicted; 2 = the L2 holds half its capacity of written data (the default 1: a line's size)")

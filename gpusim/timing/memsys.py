@@ -23,14 +23,20 @@ The model, with its sources (hardware-facts.md section numbers):
   #memory-tables). Its tag stage handles one 128 B line per cycle, so a warp
   access that touches k lines occupies it k cycles (§6: the uncoalesced rows).
   ``ld.global.cg``, ``.cv`` and ``.volatile`` loads bypass it.
-* L2 (§2): one device-wide sectored cache of ``l2.size_bytes`` (fully
-  associative LRU; slices are not modelled, the far partition only as the
-  average extra latency of a DRAM read, ``l2.far_latency_cycles``, and, with
-  ``l2.localizes_far_reads``, as the second place a line read from it takes in
-  the reader's near partition: a hash gives (partitions - 1) / partitions of the
-  lines read two places, a write leaves a line one; Nsight Compute's ``lts__t_sectors_op_read``
-  and ``_op_write`` count such a line's sectors at both partitions, a read when it misses the
-  near place, a write when it is not joined to the SM's recent request for the line), write-back
+* L2 (§2): a device-wide sectored cache of ``l2.size_bytes`` (fully associative LRU; slices
+  are not modelled). With ``l2.localizes_far_reads`` it is ``l2.partitions`` caches of equal
+  size: a hash homes each line in one (:func:`home_partition`), each SM is near one
+  (:func:`side_of`), and a read of a line homed far looks up the near partition's copy first,
+  then the home, and leaves a copy near (the A100 whitepaper's "localize" rule); writes and
+  atomics go home and drop the copies. Measured: random loads over 8-48 MiB from all SMs
+  (``validation/probes/random_access.py``) read from DRAM what this predicts (28 MiB: H100
+  49.0 MB, the model 45.8; one cache with far lines taking two places gave 29.4). A hit at a
+  far home takes the L2's latency like any hit (``l2.far_latency_cycles`` for it was tried and
+  left out: docs/validation/changes.md); a DRAM read pays the far partition's average extra,
+  ``l2.far_latency_cycles``.
+  Nsight Compute's ``lts__t_sectors_op_read`` and ``_op_write`` count a far line's sectors at
+  both partitions, a read when it misses the near copy, a write when it is not joined to the
+  SM's recent request for the line. Write-back
   and write-allocate, with a bandwidth server that reads and writes share (a
   sector read holds it ``sector / l2.bandwidth_bytes_per_s``, one written
   ``sector / l2.write_bandwidth_bytes_per_s``), and in front of it, for stores,
@@ -85,7 +91,8 @@ import numpy as np
 from gpusim.config import GPUConfig
 from gpusim.memmodel.coalesce import FULL_SECTOR
 
-__all__ = ["InFlight", "SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "far_line", "atomic_requests"]
+__all__ = ["InFlight", "SectorCache", "DRAM", "L2", "L1", "MemorySystem", "LOCAL_BASE", "far_line", "home_partition",
+           "side_of", "atomic_requests"]
 
 #: Base of the address range that local memory is mapped to for the caches: per warp, the
 #: same local word of 32 lanes is 128 consecutive bytes (local memory is interleaved so
@@ -146,8 +153,8 @@ class SectorCache:
         self.capacity = max(1, int(capacity_lines))
         #: places a written line takes (:class:`L2`: ``l2.dirty_places``)
         self.dirty_places = dirty_places
-        #: line -> [valid sector mask, dirty sector mask, places it takes (1; 2 for a line read
-        #: from the far L2 partition, :class:`L2`; :attr:`dirty_places` once written)]
+        #: line -> [valid sector mask, dirty sector mask, places it takes (1; :attr:`dirty_places`
+        #: once written)]
         self.lines: collections.OrderedDict[int, list[int]] = collections.OrderedDict()
         self.used = 0   # places taken: the sum of the lines' third fields
 
@@ -168,9 +175,9 @@ class SectorCache:
         self.lines.move_to_end(line)
         return entry[0] & mask
 
-    def fill(self, line: int, mask: int, dirty: bool = False, places: int = 1) -> list[tuple[int, int]]:
-        """Make sectors ``mask`` of ``line`` present (and dirty if ``dirty``); a new line takes
-        ``places`` places, and a write leaves any line :attr:`dirty_places` (a far copy is dropped).
+    def fill(self, line: int, mask: int, dirty: bool = False) -> list[tuple[int, int]]:
+        """Make sectors ``mask`` of ``line`` present (and dirty if ``dirty``); a new line takes one
+        place, and a write leaves any line :attr:`dirty_places`.
 
         Returns the evicted ``(line, dirty sector mask)`` pairs, least recently used first.
         """
@@ -183,10 +190,16 @@ class SectorCache:
                 entry[2] = self.dirty_places
             self.lines.move_to_end(line)
             return self._evict()   # a line written grows to dirty_places
-        places = self.dirty_places if dirty else places
+        places = self.dirty_places if dirty else 1
         self.lines[line] = [mask, mask if dirty else 0, places]
         self.used += places
         return self._evict()
+
+    def drop(self, line: int) -> None:
+        """Forget ``line`` (a clean copy: :class:`L2` drops a far line's copies when it is written)."""
+        entry = self.lines.pop(line, None)
+        if entry is not None:
+            self.used -= entry[2]
 
     def _evict(self) -> list[tuple[int, int]]:
         """Evict least recently used lines (not the last one left) until the places in use fit the
@@ -199,11 +212,25 @@ class SectorCache:
         return out
 
 
+def home_partition(line: int, partitions: int, side: int = 0) -> int:
+    """The L2 partition (0 .. ``partitions`` - 1) that homes 128 B ``line``: a hash of the line
+    (ASSUMED; the H100's is not known), so each partition homes 1 / ``partitions`` of any range.
+    Local memory (per-thread, one SM's) is homed at its SM's partition ``side``."""
+    if partitions < 2:
+        return 0
+    return side if line >= _LOCAL_LINE else (line * 2654435761 >> 16) % partitions
+
+
+def side_of(sm: int, partitions: int) -> int:
+    """The L2 partition near SM ``sm``: ``sm % partitions`` (ASSUMED: which GPCs attach to which
+    partition is not known; alternating SMs keep any slice of consecutive SMs split evenly)."""
+    return sm % partitions if partitions > 1 and sm >= 0 else 0
+
+
 def far_line(line: int, partitions: int) -> bool:
-    """Whether 128 B ``line``'s home is in another of ``partitions`` L2 partitions than its reader's or
-    writer's: a hash of the line, (partitions - 1) / partitions of the lines, as for an SM chosen at
-    random. Local memory (per-thread, one SM's) is held near."""
-    return partitions > 1 and line < _LOCAL_LINE and (line * 2654435761 >> 16) % partitions != 0
+    """Whether 128 B ``line``'s home is in another of ``partitions`` L2 partitions than partition
+    0's SMs: (partitions - 1) / partitions of the lines, as for an SM chosen at random."""
+    return home_partition(line, partitions) != 0
 
 
 def _lines(sectors: np.ndarray) -> tuple[list[int], list[int]]:
@@ -456,7 +483,15 @@ class L2:
     """
 
     def __init__(self, cfg: GPUConfig, dram: DRAM, count: collections.Counter):
-        self.cache = SectorCache(cfg.l2.size_bytes // cfg.l2.line_bytes, cfg.l2.dirty_places)
+        far, parts = cfg.l2.far_latency_cycles, cfg.l2.partitions
+        self.parts = parts
+        #: ``l2.localizes_far_reads``: one cache per partition, each 1 / ``partitions`` of the
+        #: capacity, holding the lines homed there (:func:`home_partition`) and copies of the far
+        #: lines its own SMs read (:func:`side_of`); else one cache of the whole capacity
+        self.localize = bool(cfg.l2.localizes_far_reads and parts > 1)
+        lines = cfg.l2.size_bytes // cfg.l2.line_bytes
+        self.caches = ([SectorCache(lines // parts, cfg.l2.dirty_places) for _ in range(parts)] if self.localize
+                       else [SectorCache(lines, cfg.l2.dirty_places)])
         self.dram, self.count = dram, count
         self.sector = cfg.l2.sector_bytes
         #: the slices' server: bytes of sectors read / written it takes a cycle
@@ -469,13 +504,9 @@ class L2:
         self.pairs = cfg.dram.access_granularity_bytes > self.sector
         self.atomic_serial = cfg.l2.atomic_serial_cycles
         self._init_contended_atomics(cfg)
-        far, parts = cfg.l2.far_latency_cycles, cfg.l2.partitions
         #: what a DRAM read pays on average for the lines homed in another L2 partition (their
         #: requests cross to it and back): (far - near latency) x the share of such lines
         self.far_extra = (far - self.latency) * (parts - 1) / parts if far else 0.0
-        #: partitions, where a line read from the far one also takes a place in the near one
-        self.far_parts = parts if cfg.l2.localizes_far_reads and parts > 1 else 0
-        self.parts = parts
         #: ``l2.coalesce_window_cycles``: line -> (sectors requested, cycle their data is ready, cycle
         #: requested, requesting SM) of the L1-bypassing reads in flight, which a later such read of
         #: the same sectors joins (None: reads are not coalesced)
@@ -510,12 +541,50 @@ class L2:
 
     @property
     def full(self) -> bool:
-        """Every line is in use (the next fill of a new line evicts one)."""
-        return self.cache.full
+        """Every place of every partition is in use (the next fill of a new line evicts one)."""
+        return all(c.full for c in self.caches)
 
     def dirty_sectors(self) -> int:
         """Sectors held dirty (written, not yet written back)."""
-        return self.cache.dirty_sectors()
+        return sum(c.dirty_sectors() for c in self.caches)
+
+    def home(self, line: int, side: int | None = None) -> int:
+        """The index in :attr:`caches` of the cache that homes ``line`` (0 with one cache);
+        ``side``: the partition of the SM that reads or writes it (for local memory)."""
+        return home_partition(line, self.parts, side or 0) if self.localize else 0
+
+    def _look(self, line: int, mask: int, side: int | None) -> tuple[int, int, int]:
+        """Look sectors ``mask`` of ``line`` up for a reader near partition ``side`` (None: at
+        home): in its partition's copy first when the line is homed far, then at home. Returns
+        (the home's index, the sectors present, the sectors looked up at home)."""
+        h = self.home(line, side)
+        caches = self.caches
+        if side is None or side == h or not self.localize:
+            return h, caches[h].lookup(line, mask), mask
+        hit = caches[side].lookup(line, mask)
+        rest = mask & ~hit
+        if rest:
+            hit |= caches[h].lookup(line, rest)
+        return h, hit, rest
+
+    def _copy(self, line: int, mask: int, side: int | None, h: int, t: float) -> None:
+        """A read near ``side`` of sectors ``mask`` of ``line``, homed at partition ``h``, leaves
+        them in ``side``'s partition too (nothing where the line is homed there)."""
+        if mask and self.localize and side is not None and side != h:
+            self._fill(side, line, mask, False, t)
+
+    def _write_line(self, line: int, mask: int, t: float, side: int | None = None) -> None:
+        """Sectors ``mask`` of ``line`` written at its home, dirty; its copies elsewhere are dropped."""
+        h = self.home(line, side)
+        self._fill(h, line, mask, True, t)
+        self._drop_copies(line, h)
+
+    def _drop_copies(self, line: int, h: int) -> None:
+        """Forget the copies of ``line`` (homed at partition ``h``) in the other partitions."""
+        if self.localize:
+            for p, cache in enumerate(self.caches):
+                if p != h:
+                    cache.drop(line)
 
     def _serve(self, t: float, n_sectors: int, bytes_per_cycle: float) -> float:
         """``n_sectors`` through the slices' server at ``bytes_per_cycle`` from cycle ``t``: returns their start."""
@@ -523,15 +592,18 @@ class L2:
         self.free = start + n_sectors * self.sector / bytes_per_cycle
         return start
 
-    def _evicted(self, evicted: list[tuple[int, int]]) -> tuple[int, int, list[int]]:
+    def _evicted(self, evicted: list[tuple[int, int]], part: int = 0) -> tuple[int, int, list[int]]:
         """Evicted ``(line, dirty mask)`` pairs: returns (bytes DRAM reads to complete their
         partially written sectors; bytes they write back; the lines with such traffic), a sector
         at a time: at footprints of 256 MiB and more the H100 reads 31 B and writes 31-32 B per
         random 4-byte store or atomic (``validation/probes/random_access.py``), where a load's
-        miss reads ``dram.access_granularity_bytes``)."""
+        miss reads ``dram.access_granularity_bytes``). ``part``: the partition they left; a copy
+        of a line homed elsewhere goes without traffic."""
         merge = written = 0
         lines = []
         for line, dirty in evicted:
+            if self.localize and line < _LOCAL_LINE and home_partition(line, self.parts) != part:
+                continue
             m = _POPCOUNT[self._merged(line, 0b1111)] * self.sector
             if m or dirty:
                 merge += m
@@ -554,17 +626,13 @@ class L2:
                     del self.partial_bytes[line * 4 + k]
         return part
 
-    def far(self, line: int) -> bool:
-        """:func:`far_line` on this L2's partitions."""
-        return far_line(line, self.parts)
+    def far(self, line: int, side: int | None = None) -> bool:
+        """Whether ``line`` is homed in another partition than ``side``'s (None: partition 0's)."""
+        return home_partition(line, self.parts, side or 0) != (side or 0)
 
-    def places(self, line: int) -> int:
-        """Places a line read into the L2 takes: 2 where ``l2.localizes_far_reads`` and the line is
-        :meth:`far`, else 1."""
-        return 2 if self.far_parts and self.far(line) else 1
-
-    def _fill(self, line: int, mask: int, dirty: bool, t: float, places: int = 1) -> None:
-        merge, written, lines = self._evicted(self.cache.fill(line, mask, dirty, places))
+    def _fill(self, part: int, line: int, mask: int, dirty: bool, t: float) -> None:
+        """Sectors ``mask`` of ``line`` into cache ``part``; what it evicts goes to DRAM at ``t``."""
+        merge, written, lines = self._evicted(self.caches[part].fill(line, mask, dirty), part)
         if not lines:
             return
         if self.eviction_share is not None:
@@ -592,14 +660,16 @@ class L2:
         return _PAIRS[miss] if self.pairs else miss
 
     def read(self, t: float, lines: list[int], masks: list[int], op: str = "read",
-             served: dict[int, str] | None = None, source: int | None = None) -> float:
+             served: dict[int, str] | None = None, source: int | None = None, side: int | None = None) -> float:
         """Read sectors (filling misses from DRAM, in granules); return the cycle the data is
         ready. ``op`` names the counters (``read``, ``atom``, ``red``). With
         ``l2.coalesce_window_cycles``, the sectors of a ``read`` still in flight for an earlier read
         by another ``source`` join it (:meth:`_join`); ``source``: the SM of a read that bypasses
         its L1 (``ld.global.cg``, ``cp.async.cg``), None for the other reads, which the coalescer
         leaves alone (measured: the gmem_offset probe's L1-allocating loads are looked up 16 x 33
-        times on the H100, their sectors shared by neighbouring SMs' warps counted twice)."""
+        times on the H100, their sectors shared by neighbouring SMs' warps counted twice).
+        ``side``: the partition of the reading SM (:meth:`_look`; None: looked up at home, as for
+        atomics)."""
         c = self.count
         joined = None
         if self.pending is not None and source is not None:
@@ -614,19 +684,18 @@ class L2:
         dram_bytes = 0
         dram_lines = []
         dram_masks = []
-        cache = self.cache
         partial = self.partial_lines
         fills = self.fills
         for line, mask in zip(lines, masks):
-            hit = cache.lookup(line, mask)
+            h, hit, rest = self._look(line, mask, side)
             if partial:
                 hit &= ~self._merged(line, hit)
             if fills is not None and hit:
                 done = fills.wait(line, hit, start, done)
             miss = mask & ~hit
             c[f"l2_{op}_hits"] += _POPCOUNT[hit]
-            if op == "read" and self.far(line):  # looked up again at its home
-                c["l2_read_far_sectors"] += _POPCOUNT[miss if self.far_parts else mask]
+            if op == "read" and self.far(line, side):  # looked up again at its home
+                c["l2_read_far_sectors"] += _POPCOUNT[rest]
             if served is not None:
                 _record(served, line, hit, "L2")
                 _record(served, line, miss, "DRAM")
@@ -637,7 +706,9 @@ class L2:
                 dram_masks.append(fetch)
                 if partial:
                     self._merged(line, fetch)  # the granules complete the partly written sectors they hold
-                self._fill(line, fetch, False, start, self.places(line))
+                self._fill(h, line, fetch, False, start)
+                rest |= fetch
+            self._copy(line, rest, side, h, start)
         c[f"l2_{op}_sectors"] += n
         c[f"l2_{op}_requests"] += len(lines)
         if dram_bytes:
@@ -717,7 +788,7 @@ class L2:
         return port, t
 
     def write(self, t: float, lines: list[int], masks: list[int], n: int,
-              partial: list[tuple[int, int]] = (), fresh: list[int] | None = None) -> float:
+              partial: list[tuple[int, int]] = (), fresh: list[int] | None = None, side: int | None = None) -> float:
         """Write ``n`` sectors (``masks`` of ``lines``), dirty, without fetching them; ``partial``:
         the sectors written only in part, with their byte masks
         (:func:`gpusim.memmodel.partial_sectors`). A sector written in part while not present stays
@@ -726,16 +797,17 @@ class L2:
 
         ``fresh``: the lines that came in a request of their own (None: all), not joined to the
         SM's recent request for the line (:meth:`L1.store`): the sectors of those that are
-        :meth:`far` are counted again at their home partition."""
+        :meth:`far` from the writer's partition ``side`` are counted again at their home partition.
+        Written lines go to their home partition; copies elsewhere are dropped."""
         self.count["l2_write_sectors"] += n
         if self.parts > 1:
             fresh = set(lines if fresh is None else fresh)
             self.count["l2_write_far_sectors"] += sum(_POPCOUNT[m] for ln, m in zip(lines, masks)
-                                                      if ln in fresh and self.far(ln))
+                                                      if ln in fresh and self.far(ln, side))
         start = self._serve(t, n, self.write_bytes_per_cycle)
         self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
-            self._fill(line, mask, True, start)
+            self._write_line(line, mask, start, side)
         return start + self.latency
 
     def _note_partial(self, lines: list[int], masks: list[int], partial) -> None:
@@ -752,10 +824,9 @@ class L2:
             self._track_partial(partial)
 
     def _track_partial(self, partial: list[tuple[int, int]]) -> None:
-        present = self.cache.lines
         for sec, bits in partial:
             line, k = sec >> 2, sec & 3
-            entry = present.get(line)
+            entry = self.caches[self.home(line)].lines.get(line)
             if entry is not None and entry[0] >> k & 1 and not self.partial_lines.get(line, 0) >> k & 1:
                 continue  # the sector is present whole: the write merges into it
             bits |= self.partial_bytes.get(sec, 0)
@@ -832,7 +903,7 @@ class L2:
         op = "red" if reduction else "atom"
         done = self.read(t, lines, masks, op, served)
         for line, mask in zip(lines, masks):
-            self._fill(line, mask, True, t)
+            self._write_line(line, mask, t)
         if requests is not None and self.contended:
             last = self.atom_last = self._contend(t, requests, reduction, float_op, sm)
             c = self.count
@@ -878,32 +949,40 @@ class L2:
         return last
 
     def warm(self, lines: list[int], masks: list[int], stored: bool,
-             partial: list[tuple[int, int]] = ()) -> tuple[int, int, int, list[int]]:
+             partial: list[tuple[int, int]] = (), side: int | None = None) -> tuple[int, int, int, list[int]]:
         """Make sectors present without holding any server (see :meth:`MemorySystem.warm`;
-        ``partial`` as for :meth:`write`); returns (bytes DRAM reads: load misses and the rest of
-        the partially written sectors evicted; bytes of dirty sectors evicted; bytes read to
-        complete partly written sectors evicted; the lines evicted with traffic)."""
-        cache = self.cache
-        dram = written = merged = 0
+        ``partial`` as for :meth:`write`; ``side`` the reading SM's partition, as for
+        :meth:`read`); returns (bytes DRAM reads: load misses and the rest of the partially
+        written sectors evicted; bytes of dirty sectors evicted; bytes read to complete partly
+        written sectors evicted; the lines evicted with traffic)."""
+        traffic = [0, 0, 0]   # DRAM reads, write-backs, merge reads
         evicted_lines: list[int] = []
+
+        def put(part: int, line: int, mask: int, dirty: bool) -> None:
+            merge, wb, ev_lines = self._evicted(self.caches[part].fill(line, mask, dirty), part)
+            traffic[0] += merge
+            traffic[1] += wb
+            traffic[2] += merge
+            evicted_lines.extend(ev_lines)
+
         if stored:
             self._note_partial(lines, masks, partial)
         for line, mask in zip(lines, masks):
             if stored:
-                ev = cache.fill(line, mask, True)
-            else:
-                miss = mask & ~cache.lookup(line, mask)
-                if not miss:
-                    continue
+                h = self.home(line, side)
+                put(h, line, mask, True)
+                self._drop_copies(line, h)
+                continue
+            h, hit, rest = self._look(line, mask, side)
+            miss = mask & ~hit
+            if miss:
                 fetch = self.granules(miss)
-                dram += _POPCOUNT[fetch] * self.sector
-                ev = cache.fill(line, fetch, False, self.places(line))
-            merge, wb, ev_lines = self._evicted(ev)
-            dram += merge
-            written += wb
-            merged += merge
-            evicted_lines += ev_lines
-        return dram, written, merged, evicted_lines
+                traffic[0] += _POPCOUNT[fetch] * self.sector
+                put(h, line, fetch, False)
+                rest |= fetch
+            if rest and self.localize and side is not None and side != h:
+                put(side, line, rest, False)
+        return traffic[0], traffic[1], traffic[2], evicted_lines
 
 
 class L1:
@@ -936,6 +1015,8 @@ class L1:
     def __init__(self, cfg: GPUConfig, capacity_lines: int, l2: L2, count: collections.Counter, sm: int = -1):
         self.cache = SectorCache(capacity_lines)
         self.l2, self.count, self.sm = l2, count, sm
+        #: the L2 partition near this SM (its reads look up the copies there first)
+        self.side = side_of(sm, l2.parts) if sm >= 0 else None
         self.latency = cfg.l1.latency_cycles
         self.tag_lines = cfg.l1.tag_lines_per_cycle
         self.combine = cfg.l1.write_combine_lines
@@ -980,7 +1061,7 @@ class L1:
             start = self.data_free if self.data_free > t else t  # behind shared accesses' wavefronts
             self.data_free = start + wavefronts
         if not cache_l1:
-            return self.l2.read(self._miss(t, len(lines)), lines, masks, served=served, source=self.sm)
+            return self.l2.read(self._miss(t, len(lines)), lines, masks, served=served, source=self.sm, side=self.side)
         cache = self.cache
         entries = cache.lines  # cache.lookup, inlined (a call per line was a tenth of a global load)
         miss_lines, miss_masks = [], []
@@ -1005,7 +1086,7 @@ class L1:
             for line, mask in zip(lines, masks):
                 done = fills.wait(line, mask, start, done)
         if miss_lines:
-            fetched = self.l2.read(self._miss(t, len(miss_lines)), miss_lines, miss_masks, served=served)
+            fetched = self.l2.read(self._miss(t, len(miss_lines)), miss_lines, miss_masks, served=served, side=self.side)
             done = max(done, fetched)
             for line, mask in zip(miss_lines, miss_masks):
                 cache.fill(line, mask)
@@ -1040,7 +1121,7 @@ class L1:
                 if len(recent) > self.combine:
                     recent.popitem(last=False)
         port, taken = self.l2.take_writes(t, len(fresh), n)
-        done = self.l2.write(taken, lines, masks, n, partial, fresh)
+        done = self.l2.write(taken, lines, masks, n, partial, fresh, self.side)
         self.free = max(self.free, port - self.l2.write_queue, self.l2.backlog())
         return done
 
@@ -1142,7 +1223,7 @@ class MemorySystem:
         return done
 
     def warm(self, sectors: np.ndarray, stored: bool = False, written: np.ndarray | None = None,
-             now: float = 0.0) -> None:
+             now: float = 0.0, side: int | None = None) -> None:
         """Sectors that CTAs of SMs not simulated load (``stored`` False) or store (sampled timing):
         make them present in L2 as their accesses would, load misses fetched from DRAM in granules,
         stores dirty (no fetch; ``written``: the 32-bit masks of the bytes stored, one per sector,
@@ -1150,12 +1231,13 @@ class MemorySystem:
         simulated SMs' share). Counted apart: ``shadow_dram_read_bytes`` (with the reads that
         complete partially written sectors their fills evict), and the write-backs of the dirty
         lines their fills evict, ``shadow_dram_write_bytes``; the traffic of those evictions holds
-        DRAM's server at cycle ``now`` for the slice's share (:attr:`L2.eviction_share`)."""
+        DRAM's server at cycle ``now`` for the slice's share (:attr:`L2.eviction_share`). ``side``:
+        the L2 partition near the SM whose CTA loads them (:func:`side_of`; None: at home)."""
         partial = ()
         if written is not None:
             part = written != FULL_SECTOR
             partial = list(zip(sectors[part].tolist(), written[part].tolist()))
-        dram, written, merge, lines = self.l2.warm(*_lines(sectors), stored, partial)
+        dram, written, merge, lines = self.l2.warm(*_lines(sectors), stored, partial, side)
         self.count["shadow_dram_read_bytes"] += dram
         self.count["shadow_dram_write_bytes"] += written
         if self.l2.eviction_share is not None:
@@ -1180,7 +1262,7 @@ class MemorySystem:
                     miss_masks.append(mask & ~hit)
                     cache.fill(line, mask & ~hit)
             lines, masks = miss_lines, miss_masks
-        return hits, (self.l2.warm(lines, masks, False)[0] if lines else 0)
+        return hits, (self.l2.warm(lines, masks, False, side=side_of(sm, self.l2.parts))[0] if lines else 0)
 
     # ---------------------------------------------------------------- counters
     def metrics(self) -> dict[str, float]:

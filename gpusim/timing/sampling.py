@@ -91,7 +91,7 @@ from gpusim.occupancy import OccupancyResult
 from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
 from gpusim.timing.itersampling import LOOP_ESTIMATED, LOOP_EXACT, LoopSampler, waits_on_ctas
-from gpusim.timing.memsys import far_line
+from gpusim.timing.memsys import far_line, side_of
 from gpusim.timing.sm import REASONS
 from isa.ir import Kernel
 
@@ -372,26 +372,33 @@ class _Shadows:
         span = self.sms - self.k
         lo = min(self.limit, r * self.sms + self.k + -(-s * span // self.k))
         hi = min(self.limit, r * self.sms + self.k + -(-(s + 1) * span // self.k))
-        followers = [[*self.footprints.pop(c), 0] for c in range(lo, hi) if c in self.footprints]
+        followers = [[*self.footprints.pop(c), 0, self._side(c)] for c in range(lo, hi) if c in self.footprints]
         self.covered += hi - lo
         self.active[b] = [followers, hi - lo, -1]
 
-    def _take(self, followers: list, upto: float) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The followers' sectors of their steps up to ``upto``, not taken before: (loaded, stored,
-        the stored ones' bytes written)."""
-        parts, stored, written = [], [], []
+    def _side(self, cta: int) -> int:
+        """The L2 partition near the SM that CTA ``cta`` runs on in the whole GPU (CTA ``b`` on SM
+        ``b % N``, as in every first wave)."""
+        return side_of(cta % self.sms, self.mem.l2.parts)
+
+    def _take(self, followers: list, upto: float) -> tuple[dict, np.ndarray, np.ndarray] | None:
+        """The followers' sectors of their steps up to ``upto``, not taken before: (loaded, by the
+        L2 partition near their SMs; stored; the stored ones' bytes written)."""
+        parts, stored, written, sides = [], [], [], []
         for f in followers:
-            sec, steps, st, wr, i = f
+            sec, steps, st, wr, i, side = f
             j = int(np.searchsorted(steps, upto, side="right")) if upto != np.inf else sec.size
             if j > i:
                 parts.append(sec[i:j])
                 stored.append(st[i:j])
                 written.append(wr[i:j])
+                sides.append(np.full(j - i, side))
                 f[4] = j
         if not parts:
             return None
-        sec, st, wr = np.concatenate(parts), np.concatenate(stored), np.concatenate(written)
-        loads, stores, wr = np.unique(sec[~st]), sec[st], wr[st]
+        sec, st, wr, side = (np.concatenate(x) for x in (parts, stored, written, sides))
+        loads = {int(k): np.unique(sec[~st & (side == k)]) for k in np.unique(side[~st])}
+        stores, wr = sec[st], wr[st]
         if np.all(wr == FULL_SECTOR):
             return loads, np.unique(stores), None
         order = np.argsort(stores, kind="stable")  # unite the bytes that several shadows wrote
@@ -403,14 +410,15 @@ class _Shadows:
         """All of CTA ``cta``'s recorded accesses enter the L2 (the warm-up before the sampled waves)."""
         fp = self.footprints.pop(cta, None)
         if fp is not None:
-            self.fill(self._take([[*fp, 0]], np.inf))
+            self.fill(self._take([[*fp, 0, self._side(cta)]], np.inf))
 
-    def fill(self, taken: tuple[np.ndarray, np.ndarray, np.ndarray | None]) -> None:
-        """Put (loaded, stored, bytes written or None for whole sectors) sectors into the L2: loaded
-        ones clean, stored ones dirty."""
+    def fill(self, taken: tuple[dict, np.ndarray, np.ndarray | None]) -> None:
+        """Put (loaded by partition side, stored, bytes written or None for whole sectors) sectors
+        into the L2: loaded ones clean, as read near their side, stored ones dirty."""
         loads, stores, written = taken
-        if loads.size:
-            self.mem.warm(loads, now=self.env.now)
+        for side, sec in loads.items():
+            if sec.size:
+                self.mem.warm(sec, now=self.env.now, side=side)
         if stores.size:
             self.mem.warm(stores, stored=True, written=written, now=self.env.now)
 
@@ -593,8 +601,8 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     steady state: full, and evicting dirty lines), or CTA 0 when the grid never touches more or
     fewer than ``keep`` CTAs would follow (a grid-stride kernel's few CTAs each touch much).
     The capacity is ``l2.size_bytes`` in sectors; with ``l2.localizes_far_reads`` a loaded sector
-    of a far line (:func:`gpusim.timing.memsys.far_line`) takes two of them, and a stored sector
-    ``l2.dirty_places``, as in the L2 model.
+    of a far line (:func:`gpusim.timing.memsys.far_line`) takes two of them (its home's and a
+    copy's in the reader's partition), and a stored sector ``l2.dirty_places``, as in the L2 model.
     Returns ``(footprints, the CTA where the slice starts, the end of the CTAs recorded, whether the
     grid touches more than the L2 holds)``. ``jobs``, ``paths``: as
     :func:`gpusim.functional.footprint.run_footprints`'s."""

@@ -216,13 +216,13 @@ def test_scattered_stores_send_a_request_a_line_and_the_l2_takes_30_a_cycle():
     assert free.count["l2_write_requests"] == 32 and free.l1(0).free == 32
 
 
-def test_a_line_takes_its_places_and_a_write_leaves_it_one():
-    cache = memsys.SectorCache(4)
-    assert cache.fill(1, 0b1111, places=2) == [] and cache.fill(2, 0b0001, places=2) == [] and cache.full
-    assert cache.fill(3, 0b0001) == [(1, 0)] and cache.used == 3       # the least recent line goes
-    assert cache.fill(2, 0b0010, dirty=True) == [] and cache.used == 2  # the far copy is dropped
-    assert cache.fill(4, 0b0001, places=2) == [] and cache.fill(5, 0b0001, dirty=True, places=2) == [(3, 0)]
-    assert cache.used == 4 and list(cache.lines) == [2, 4, 5]          # a written line takes one place
+def test_a_dropped_line_frees_its_places():
+    cache = memsys.SectorCache(3, dirty_places=2)
+    assert cache.fill(1, 0b1111) == [] and cache.fill(2, 0b0001, dirty=True) == [] and cache.full
+    cache.drop(2)
+    cache.drop(7)                                                       # not held: nothing happens
+    assert cache.used == 1 and list(cache.lines) == [1]
+    assert cache.fill(3, 0b0001) == [] and cache.fill(4, 0b0001) == [] and cache.used == 3
 
 
 def test_written_lines_take_dirty_places_and_a_line_written_grows_to_them():
@@ -238,27 +238,53 @@ def test_written_lines_take_dirty_places_and_a_line_written_grows_to_them():
     assert list(grow.lines) == [3, 1]
 
 
-def test_far_reads_take_two_places_in_the_l2_where_the_partitions_localize_them():
-    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 1024 * 128})  # 1,024 lines
+def _l2(cfg):
+    count = memsys.collections.Counter()
+    return memsys.L2(cfg, memsys.DRAM(cfg, count), count)
+
+
+def test_a_far_read_leaves_a_copy_near_and_a_write_goes_home_and_drops_it():
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 1024 * 128})  # 2 partitions of 512 lines
+    l2 = _l2(cfg)
+    assert len(l2.caches) == 2 and all(c.capacity == 512 for c in l2.caches)
     lines = list(range(1024))
+    homes = [memsys.home_partition(x, 2) for x in lines]
+    assert 460 < sum(homes) < 564                                      # the hash homes half the lines in each
+    for line in lines:                                                 # read by SMs near partition 0
+        l2.read(0, [line], [0b1111], side=0)
+    near, far = l2.caches
+    assert all(homes[x] == 1 for x in far.lines)                       # partition 1 holds only its home lines
+    assert len(near.lines) == 512 and len(far.lines) == min(512, sum(homes))   # 0: its own lines and the copies
+    x = next(x for x in reversed(lines) if homes[x] == 1 and x in near.lines)
+    l2.write(0, [x], [0b0001], 1, side=0)
+    assert x not in near.lines and far.lines[x][1] == 0b0001           # written at home, the copy dropped
+    one = _l2(cfg.with_overrides({"l2.localizes_far_reads": False}))
+    for line in lines:
+        one.read(0, [line], [0b1111], side=0)
+    assert len(one.caches) == 1 and len(one.caches[0].lines) == 1024
 
-    def held(c, dirty):
-        l2 = memsys.L2(c, memsys.DRAM(c, memsys.collections.Counter()), memsys.collections.Counter())
-        for line in lines:
-            (l2.write(0, [line], [0b1111], 4) if dirty else l2.read(0, [line], [0b1111]))
-        return len(l2.cache.lines), sum(l2.places(x) == 2 for x in lines)
 
-    n, far = held(cfg, False)   # the far lines' second places evict one or two lines each
-    assert 460 < far < 564 and 1024 - far <= n <= 1024 - far // 2
-    assert held(cfg.with_overrides({"l2.dirty_places": 1}), True)[0] == 1024   # written lines: one place each
-    assert held(cfg, True)[0] == 512                                   # the H100's: two
-    assert held(cfg.with_overrides({"l2.localizes_far_reads": False}), False) == (1024, 0)
-    assert held(cfg.with_overrides({"l2.partitions": 1}), False) == (1024, 0)
+def test_random_reads_from_both_sides_miss_beyond_one_partition():
+    # validation/reports/h100/random_access (rd_mod): random loads by all SMs fit the H100's L2 up
+    # to 24 MiB and miss from 28 MiB on, as if each 25 MB partition held its home lines and copies
+    # of the far lines its own SMs read. Here: a footprint of 768 lines, read at random from both
+    # sides, misses again and again in two partitions of 512 lines; one cache of 1,024 holds it.
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 1024 * 128})
+    rng = np.random.default_rng(0)
+    reads = rng.integers(0, 768, 20000).tolist()
+    fetched = {}
+    for localize in (True, False):
+        l2 = _l2(cfg.with_overrides({"l2.localizes_far_reads": localize}))
+        for k, line in enumerate(reads):
+            l2.read(0, [line], [0b0001], side=k % 2)
+        fetched[localize] = l2.count["dram_read_bytes"] // 64           # a missed sector's 64-byte granule
+    assert fetched[False] == 768 and fetched[True] > 2 * 768
 
 
 def test_a_partly_written_sector_is_completed_from_dram_when_evicted():
     cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 2 * 128,   # an L2 of two lines,
-                                                     "l2.dirty_places": 1})     # each holding one written line
+                                                     "l2.dirty_places": 1,      # each holding one written line,
+                                                     "l2.localizes_far_reads": False})  # in one LRU
     lanes = np.arange(8, dtype=np.uint64)
     mem = memsys.MemorySystem(cfg, 1 << 16)
     _warp_store(mem, 0, 0, lanes * 8)              # line 0: every other word of 2 sectors (64 B)
@@ -280,7 +306,8 @@ def test_a_partly_written_sector_is_completed_from_dram_when_evicted():
 def test_sampled_slices_pay_their_share_of_every_eviction():
     # Sampled timing: whichever fill evicts a dirty line, the slice's DRAM server carries its share
     # (k / N) of the write-back, and the counters keep the whole bytes.
-    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 128, "l2.dirty_places": 1})  # an L2 of one line
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 128, "l2.dirty_places": 1,  # an L2 of one line
+                                                     "l2.localizes_far_reads": False})
     mem = memsys.MemorySystem(cfg, 1 << 16)
     mem.l2.eviction_share = 0.25
     mem.warm(np.arange(4, dtype=np.int64), stored=True, now=10.0)          # a shadow dirties line 0
@@ -475,9 +502,9 @@ def test_sectors_of_far_lines_are_counted_at_both_l2_partitions():
     far = [ln for ln in range(64) if l2.far(ln)]
     near = [ln for ln in range(64) if not l2.far(ln)]
     assert far and near and not l2.far(memsys.LOCAL_BASE >> 7)   # local memory stays near
-    l2.read(0.0, far[:2] + near[:2], [0b1111] * 4)               # 16 sectors, 8 of them far misses
+    l2.read(0.0, far[:2] + near[:2], [0b1111] * 4, side=0)       # 16 sectors, 8 of them far misses
     assert mem.metrics()["lts__t_sectors_op_read.sum"] == 16 + 8
-    l2.read(1000.0, far[:2], [0b1111] * 2)                       # hits in the near place: once each
+    l2.read(1000.0, far[:2], [0b1111] * 2, side=0)               # hits in the near copy: once each
     assert mem.metrics()["lts__t_sectors_op_read.sum"] == 24 + 8
     l2.write(2000.0, [far[2], near[2]], [0b0011, 0b0011], 4, (), fresh=[far[2], near[2]])
     l2.write(3000.0, [far[2]], [0b0011], 2, (), fresh=[])        # joined to the last request

@@ -121,7 +121,7 @@ def test_a_grid_larger_than_the_l2_is_sampled_after_filling_it_and_writes_back_l
 
 def test_the_l2_fills_earlier_where_far_reads_take_a_second_place():
     # The slice starts where the grid's footprint has filled the L2. Where the L2 localizes far
-    # reads, a loaded sector of a far line takes two places (L2.places), so the copy's loads fill
+    # reads, a loaded sector of a far line counts twice (its copy near the reader; sampling._record), so the copy's loads fill
     # the 256 KiB L2 after fewer CTAs than its distinct sectors alone would.
     small_l2 = {**SMALL, "l2.size_bytes": 1 << 18}
     # Likewise a stored sector takes l2.dirty_places (the H100's 2).
