@@ -805,15 +805,16 @@ class L2:
             self.count["l2_write_far_sectors"] += sum(_POPCOUNT[m] for ln, m in zip(lines, masks)
                                                       if ln in fresh and self.far(ln, side))
         start = self._serve(t, n, self.write_bytes_per_cycle)
-        self._note_partial(lines, masks, partial)
+        self._note_partial(lines, masks, partial, side)
         for line, mask in zip(lines, masks):
             self._write_line(line, mask, start, side)
         return start + self.latency
 
-    def _note_partial(self, lines: list[int], masks: list[int], partial) -> None:
+    def _note_partial(self, lines: list[int], masks: list[int], partial, side: int | None = None) -> None:
         """Before sectors ``masks`` of ``lines`` are written (``partial``: those written only in
-        part, with their byte masks): the sectors written whole complete any earlier partial
-        write; those written in part while not present become (or stay) partial."""
+        part, with their byte masks; ``side``: the writer's partition): the sectors written whole
+        complete any earlier partial write; those written in part while not present at their home
+        become (or stay) partial."""
         if self.partial_lines:
             mine: dict[int, int] = {}
             for sec, _ in partial:
@@ -821,12 +822,12 @@ class L2:
             for line, mask in zip(lines, masks):
                 self._merged(line, mask & ~mine.get(line, 0))
         if partial:
-            self._track_partial(partial)
+            self._track_partial(partial, side)
 
-    def _track_partial(self, partial: list[tuple[int, int]]) -> None:
+    def _track_partial(self, partial: list[tuple[int, int]], side: int | None = None) -> None:
         for sec, bits in partial:
             line, k = sec >> 2, sec & 3
-            entry = self.caches[self.home(line)].lines.get(line)
+            entry = self.caches[self.home(line, side)].lines.get(line)
             if entry is not None and entry[0] >> k & 1 and not self.partial_lines.get(line, 0) >> k & 1:
                 continue  # the sector is present whole: the write merges into it
             bits |= self.partial_bytes.get(sec, 0)
