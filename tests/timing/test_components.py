@@ -264,6 +264,23 @@ def test_a_far_read_leaves_a_copy_near_and_a_write_goes_home_and_drops_it():
     assert len(one.caches) == 1 and len(one.caches[0].lines) == 1024
 
 
+def test_warmed_loads_fill_the_partition_of_the_shadows_sm_and_their_home():
+    # sampled timing: a shadow CTA's loads go into the L2 as that CTA's SM would read them
+    cfg = gpusim.config.load("h100")
+    mem = memsys.MemorySystem(cfg, 1 << 16)
+    homes = {x: memsys.home_partition(x, 2) for x in range(64)}
+    far_of_1 = [x for x, h in homes.items() if h == 0][:2]     # homed at 0: far from side 1
+    near_of_1 = [x for x, h in homes.items() if h == 1][:2]
+    sectors = np.array(sorted(4 * x for x in far_of_1 + near_of_1), dtype=np.int64)
+    mem.warm(sectors, side=1)
+    p0, p1 = mem.l2.caches
+    assert set(p0.lines) == set(far_of_1)                       # the far lines' homes
+    assert set(p1.lines) == set(far_of_1 + near_of_1)           # side 1's own lines and its copies
+    assert mem.count["shadow_dram_read_bytes"] == 4 * 64         # each line's missed sector, one granule
+    mem.warm(sectors, stored=True)                              # a shadow's stores: home, copies dropped
+    assert set(p1.lines) == set(near_of_1) and all(p0.lines[x][1] == 1 for x in far_of_1)
+
+
 def test_random_reads_from_both_sides_miss_beyond_one_partition():
     # validation/reports/h100/random_access (rd_mod): random loads by all SMs fit the H100's L2 up
     # to 24 MiB and miss from 28 MiB on, as if each 25 MB partition held its home lines and copies
