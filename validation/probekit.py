@@ -6,8 +6,9 @@ kernel suite ``gpusim/suite`` loaded by file path, so a GPU machine needs only n
 cupy), :func:`load_probe` (a sibling probe script as a module) and :func:`device_info` (the
 GPU's name, compute capability, SM count, clocks, cache and shared-memory sizes, driver, CUDA
 runtime and CuPy versions, from one ``getDeviceProperties``: every probe's and
-:func:`validation.gpu.provenance`'s device fields come from it) and :func:`sim_against_gpu` (a
-probe's ``sim`` subcommand: its launches on gpusim beside the GPU's ncu rows).
+:func:`validation.gpu.provenance`'s device fields come from it), :func:`sim_against_gpu` (a
+probe's ``sim`` subcommand: its launches on gpusim beside the GPU's ncu rows) and
+:func:`second_launches` (the measured rows of a probe that launches each kernel twice under ncu).
 
 Imports the standard library only -- no gpusim, no numpy; cupy is passed in by the caller -- so
 the probe scripts (``validation/probes/*.py``) can import it on a GPU machine without gpusim's
@@ -22,7 +23,7 @@ import sys
 from types import ModuleType
 
 __all__ = ["PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite",
-           "sim_against_gpu"]
+           "second_launches", "sim_against_gpu"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = ROOT / "validation" / "probes"
@@ -53,6 +54,27 @@ def load_suite(name: str = "gpusim_suite_standalone") -> ModuleType:
 def load_probe(stem: str) -> ModuleType:
     """The probe script ``validation/probes/<stem>.py`` as the module ``gpusim_<stem>_probe``."""
     return load_by_path(f"gpusim_{stem}_probe", PROBES / f"{stem}.py")
+
+
+def second_launches(path: str | pathlib.Path, kernels, labels: list[str], metrics) -> dict[str, dict[str, float]]:
+    """label -> {metric: value} from ncu's raw CSV (``--csv --page raw --print-units base``) of a
+    probe that launches each of ``labels`` twice in order (warm-up, then the measured one), whose
+    kernels are named in ``kernels``: the second row of each pair. Values are floats (ncu's
+    thousands separators dropped); a metric the row lacks or leaves empty is 0.0.
+
+    Raises:
+        OSError: ``path`` cannot be read.
+        IndexError: the CSV has fewer than two rows of ``kernels`` per label.
+    """
+    import csv
+
+    kernels = set(kernels)
+    with open(path) as f:
+        rows = [r for r in csv.DictReader(line for line in f if line.startswith('"')) if r["Kernel Name"] in kernels]
+
+    def num(v: str) -> float:
+        return float(v.replace(",", "")) if v else 0.0
+    return {lab: {m: num(rows[2 * i + 1].get(m, "")) for m in metrics} for i, lab in enumerate(labels)}
 
 
 def device_info(cupy, device: int = 0) -> dict:

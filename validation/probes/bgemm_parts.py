@@ -188,15 +188,9 @@ def _sim_one(item) -> dict:
 
 def gpu_rows(path: pathlib.Path) -> dict[str, dict[str, float]]:
     """The ncu CSV's measured rows (the second launch of each unstamped kernel) by label."""
-    import csv
+    from validation import probekit
 
-    kernels = {k for _, k, _ in LAUNCHES}
-    with open(path) as f:
-        rows = [r for r in csv.DictReader(line for line in f if line.startswith('"')) if r["Kernel Name"] in kernels]
-
-    def num(v: str) -> float:
-        return float(v.replace(",", "")) if v else 0.0
-    return {lab: {m: num(rows[2 * i + 1].get(m, "")) for m in METRICS} for i, (lab, *_) in enumerate(LAUNCHES)}
+    return probekit.second_launches(path, {k for _, k, _ in LAUNCHES}, [lab for lab, *_ in LAUNCHES], METRICS)
 
 
 def table(csv_path: pathlib.Path, sim_json: pathlib.Path, stamps: list[pathlib.Path]) -> str:
