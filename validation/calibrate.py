@@ -134,6 +134,11 @@ extern "C" __global__ void empty() {}
 #: ``launch_overhead_cycles`` (4,400) was fitted; calibrate moves the overhead by the difference.
 H100_EMPTY_KERNEL_CYCLES = 4201.65
 H100_LAUNCH_OVERHEAD_CYCLES = 4400
+#: ``dram_chase_cycles`` measured on the H100 (validation/reports/h100/calibrate_h100.json), where the
+#: shipped ``dram.latency_cycles`` (570: a miss of a line homed near, validation/probes/far_hit.py) was
+#: measured; the chase also holds far homes and TLB misses, so calibrate moves the latency by the difference.
+H100_DRAM_CHASE_CYCLES = 698.07
+H100_DRAM_LATENCY_CYCLES = 570
 #: CTAs of 256 threads per SM of the loaded-latency runs.
 LOADED_CTAS_PER_SM = (1, 2, 4, 8)
 
@@ -143,7 +148,8 @@ FIELDS = {
     "l1.latency_cycles": ("l1_chase_cycles", "__ldca pointer chase, 16 KiB ring after a warm pass (L1 hits)"),
     "l2.latency_cycles": ("l2_chase_cycles", "__ldcg pointer chase, 4 MiB ring after a warm pass (L2 hits)"),
     "dram.latency_cycles": ("dram_chase_cycles", "__ldcg chase of a random ring of 128 B lines over 1 GiB, L2 "
-                                                 "flushed by writing 2x its size first (TLB misses included)"),
+                                                 "flushed by writing 2x its size first (TLB misses and far homes "
+                                                 "included): the H100's 570 plus the difference from its chase's 698"),
     "sm.units.fma.latency": ("fma_chain_cycles", "chain of 4096 dependent fmaf"),
     "dram.bandwidth_bytes_per_s": ("dram_peak_bytes_per_s", "2 x memoryClockRate x memoryBusWidth / 8 (device "
                                                             "attributes)"),
@@ -348,7 +354,8 @@ def overrides_from(measured: dict, base: str = "h100") -> dict:
     derived = {"dram.efficiency": lambda v: min(1.0, v / peak),
                "dram.read_efficiency": lambda v: min(1.0, v / peak),
                "dram.queue_cycles": lambda v: fit_queue_cycles(v, peak)[1],
-               "launch_overhead_cycles": lambda v: H100_LAUNCH_OVERHEAD_CYCLES + v - H100_EMPTY_KERNEL_CYCLES}
+               "launch_overhead_cycles": lambda v: H100_LAUNCH_OVERHEAD_CYCLES + v - H100_EMPTY_KERNEL_CYCLES,
+               "dram.latency_cycles": lambda v: H100_DRAM_LATENCY_CYCLES + v - H100_DRAM_CHASE_CYCLES}
     out = {}
     for path, (key, _) in FIELDS.items():
         if key in measured and measured[key] is not None:

@@ -362,8 +362,14 @@ class L2Spec(BaseModel):
         None,
         strict=True,
         ge=1,
-        description="load-to-use latency of an L2 hit in the far partition, SM cycles; null = same as latency_cycles",
+        description="load-to-use latency of an L2 hit at a line's home in the far partition (no copy near), SM "
+        "cycles; a DRAM read of a line homed far pays the same extra over latency_cycles; null = same as "
+        "latency_cycles",
     )
+    sm_partitions: tuple[int, ...] | None = Field(
+        None, description="timing model: the L2 partition near each SM, by %smid (at least sm_count entries, each 0 "
+        "to partitions - 1, unused with one partition; a sampled slice of SMs keeps the whole GPU's list; measured per chip: which TPCs are fused off differs); null = SM s near partition "
+        "s % partitions (the default)")
 
 
 class DRAMSpec(BaseModel):
@@ -462,6 +468,12 @@ class GPUConfig(BaseModel):
                 f"arch ({self.arch!r}) does not match compute_capability {self.compute_capability} "
                 f"(expected 'sm_{major}{minor}')"
             )
+        sides = self.l2.sm_partitions
+        if sides is not None and self.l2.partitions > 1 and (
+                len(sides) < self.sm_count or not all(0 <= x < self.l2.partitions for x in sides)):
+            raise ValueError(f"l2.sm_partitions must give each of the sm_count ({self.sm_count}) SMs a partition "
+                             f"0 to l2.partitions - 1 ({self.l2.partitions - 1}); got {len(sides)} entries, "
+                             f"values {sorted(set(sides))}")
         if self.dram.row_bytes is not None and self.dram.row_bytes % self.l2.line_bytes:
             raise ValueError(f"dram.row_bytes ({self.dram.row_bytes}) must be a multiple of l2.line_bytes "
                              f"({self.l2.line_bytes}): a row holds whole lines")

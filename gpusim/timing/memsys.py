@@ -26,14 +26,13 @@ The model, with its sources (hardware-facts.md section numbers):
 * L2 (§2): a device-wide sectored cache of ``l2.size_bytes`` (fully associative LRU; slices
   are not modelled). With ``l2.localizes_far_reads`` it is ``l2.partitions`` caches of equal
   size: a hash homes each line in one (:func:`home_partition`), each SM is near one
-  (:func:`side_of`), and a read of a line homed far looks up the near partition's copy first,
-  then the home, and leaves a copy near (the A100 whitepaper's "localize" rule); writes and
-  atomics go home and drop the copies. Measured: random loads over 8-48 MiB from all SMs
-  (``validation/probes/random_access.py``) read from DRAM what this predicts (28 MiB: H100
-  49.0 MB, the model 45.8; one cache with far lines taking two places gave 29.4). A hit at a
-  far home takes the L2's latency like any hit (``l2.far_latency_cycles`` for it was tried and
-  left out: docs/validation/changes.md); a DRAM read pays the far partition's average extra,
-  ``l2.far_latency_cycles``.
+  (:func:`side_of`, ``l2.sm_partitions``), and a read of a line homed far looks up the near
+  partition's copy first, then the home, and leaves a copy near (the A100 whitepaper's "localize"
+  rule); writes and atomics go home and drop the copies. Measured: random loads over 8-48 MiB
+  from all SMs (``validation/probes/random_access.py``) read from DRAM what this predicts (28 MiB:
+  H100 49.0 MB, the model 45.8; one cache with far lines taking two places gave 29.4). A read
+  served at a far home, hit or DRAM miss, takes ``l2.far_latency_cycles - l2.latency_cycles``
+  longer (``validation/probes/far_hit.py``: +182 cycles a hit, +187 a miss on the H100).
   Nsight Compute's ``lts__t_sectors_op_read`` and ``_op_write`` count a far line's sectors at
   both partitions, a read when it misses the near copy, a write when it is not joined to the
   SM's recent request for the line. Write-back
@@ -221,10 +220,12 @@ def home_partition(line: int, partitions: int, side: int = 0) -> int:
     return side if line >= _LOCAL_LINE else (line * 2654435761 >> 16) % partitions
 
 
-def side_of(sm: int, partitions: int) -> int:
-    """The L2 partition near SM ``sm``: ``sm % partitions`` (ASSUMED: which GPCs attach to which
-    partition is not known; alternating SMs keep any slice of consecutive SMs split evenly)."""
-    return sm % partitions if partitions > 1 and sm >= 0 else 0
+def side_of(sm: int, partitions: int, sides: tuple[int, ...] | None = None) -> int:
+    """The L2 partition near SM ``sm``: ``sides[sm]`` (``l2.sm_partitions``, measured per chip:
+    ``validation/probes/far_hit.py``) or, where not given, ``sm % partitions`` (ASSUMED)."""
+    if partitions < 2 or sm < 0:
+        return 0
+    return sides[sm % len(sides)] if sides else sm % partitions
 
 
 def far_line(line: int, partitions: int) -> bool:
@@ -504,9 +505,12 @@ class L2:
         self.pairs = cfg.dram.access_granularity_bytes > self.sector
         self.atomic_serial = cfg.l2.atomic_serial_cycles
         self._init_contended_atomics(cfg)
-        #: what a DRAM read pays on average for the lines homed in another L2 partition (their
-        #: requests cross to it and back): (far - near latency) x the share of such lines
-        self.far_extra = (far - self.latency) * (parts - 1) / parts if far else 0.0
+        #: what a read served at a far home pays over a near one, hit or DRAM miss (its request
+        #: crosses to the other partition and back): ``far_latency_cycles - latency_cycles``.
+        #: Measured on the H100 (``validation/probes/far_hit.py``): +182 cycles a hit, +187 a miss.
+        self.far_extra = float(far - self.latency) if far and parts > 1 else 0.0
+        #: ``l2.sm_partitions``: the partition near each SM (None: SM s near s % partitions)
+        self.sm_sides = cfg.l2.sm_partitions
         #: ``l2.coalesce_window_cycles``: line -> (sectors requested, cycle their data is ready, cycle
         #: requested, requesting SM) of the L1-bypassing reads in flight, which a later such read of
         #: the same sectors joins (None: reads are not coalesced)
@@ -547,6 +551,10 @@ class L2:
     def dirty_sectors(self) -> int:
         """Sectors held dirty (written, not yet written back)."""
         return sum(c.dirty_sectors() for c in self.caches)
+
+    def side(self, sm: int) -> int:
+        """The partition near SM ``sm`` (:func:`side_of` with ``l2.sm_partitions``)."""
+        return side_of(sm, self.parts, self.sm_sides)
 
     def home(self, line: int, side: int | None = None) -> int:
         """The index in :attr:`caches` of the cache that homes ``line`` (0 with one cache);
@@ -686,6 +694,9 @@ class L2:
         dram_masks = []
         partial = self.partial_lines
         fills = self.fills
+        far_extra = self.far_extra if side is not None and self.localize else 0.0
+        # no reading SM (atomics) or one L2 cache: a DRAM read pays the far homes' average share
+        far_miss = 0.0 if far_extra else self.far_extra * (self.parts - 1) / max(1, self.parts)
         for line, mask in zip(lines, masks):
             h, hit, rest = self._look(line, mask, side)
             if partial:
@@ -693,6 +704,11 @@ class L2:
             if fills is not None and hit:
                 done = fills.wait(line, hit, start, done)
             miss = mask & ~hit
+            if far_extra and h != side and rest:  # served at a far home
+                if rest & hit:
+                    done = max(done, start + self.latency + far_extra)
+                if miss:
+                    far_miss = far_extra
             c[f"l2_{op}_hits"] += _POPCOUNT[hit]
             if op == "read" and self.far(line, side):  # looked up again at its home
                 c["l2_read_far_sectors"] += _POPCOUNT[rest]
@@ -712,7 +728,7 @@ class L2:
         c[f"l2_{op}_sectors"] += n
         c[f"l2_{op}_requests"] += len(lines)
         if dram_bytes:
-            done = max(done, self.dram.read(start, dram_bytes, dram_lines) + self.far_extra)
+            done = max(done, self.dram.read(start, dram_bytes, dram_lines) + far_miss)
             if fills is not None:
                 fills.note(dram_lines, dram_masks, start, done)
         if self.pending is not None and source is not None:
@@ -1017,7 +1033,7 @@ class L1:
         self.cache = SectorCache(capacity_lines)
         self.l2, self.count, self.sm = l2, count, sm
         #: the L2 partition near this SM (its reads look up the copies there first)
-        self.side = side_of(sm, l2.parts) if sm >= 0 else None
+        self.side = l2.side(sm) if sm >= 0 else None
         self.latency = cfg.l1.latency_cycles
         self.tag_lines = cfg.l1.tag_lines_per_cycle
         self.combine = cfg.l1.write_combine_lines
@@ -1263,7 +1279,7 @@ class MemorySystem:
                     miss_masks.append(mask & ~hit)
                     cache.fill(line, mask & ~hit)
             lines, masks = miss_lines, miss_masks
-        return hits, (self.l2.warm(lines, masks, False, side=side_of(sm, self.l2.parts))[0] if lines else 0)
+        return hits, (self.l2.warm(lines, masks, False, side=self.l2.side(sm))[0] if lines else 0)
 
     # ---------------------------------------------------------------- counters
     def metrics(self) -> dict[str, float]:

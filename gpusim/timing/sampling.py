@@ -91,7 +91,7 @@ from gpusim.occupancy import OccupancyResult
 from gpusim.sass import KernelSass
 from gpusim.timing.gpu import STALL_METRIC, Launch, run_detailed
 from gpusim.timing.itersampling import LOOP_ESTIMATED, LOOP_EXACT, LoopSampler, waits_on_ctas
-from gpusim.timing.memsys import far_line, side_of
+from gpusim.timing.memsys import far_line
 from gpusim.timing.sm import REASONS
 from isa.ir import Kernel
 
@@ -379,7 +379,7 @@ class _Shadows:
     def _side(self, cta: int) -> int:
         """The L2 partition near the SM that CTA ``cta`` runs on in the whole GPU (CTA ``b`` on SM
         ``b % N``, as in every first wave)."""
-        return side_of(cta % self.sms, self.mem.l2.parts)
+        return self.mem.l2.side(cta % self.sms)
 
     def _take(self, followers: list, upto: float) -> tuple[dict, np.ndarray, np.ndarray] | None:
         """The followers' sectors of their steps up to ``upto``, not taken before: (loaded, by the
