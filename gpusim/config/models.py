@@ -367,9 +367,10 @@ class L2Spec(BaseModel):
         "latency_cycles",
     )
     sm_partitions: tuple[int, ...] | None = Field(
-        None, description="timing model: the L2 partition near each SM, by %smid (at least sm_count entries, each 0 "
-        "to partitions - 1, unused with one partition; a sampled slice of SMs keeps the whole GPU's list; measured per chip: which TPCs are fused off differs); null = SM s near partition "
-        "s % partitions (the default)")
+        None, description="timing model: the L2 partition near each SM, by %smid: at least sm_count entries, each "
+        "0 to partitions - 1 (unused with one partition; a sampled slice of SMs keeps the whole GPU's list); "
+        "measured per chip, as which TPCs are fused off differs; null = SM s near partition s % partitions "
+        "(the default)")
 
 
 class DRAMSpec(BaseModel):

@@ -156,14 +156,19 @@ def test_a_loop_whose_iterations_alternate_is_judged_on_pairs_of_chunks():
         Policy(iteration_max_stride=0)
 
 
+#: the chase's L2 without far homes' extra latency: each DRAM miss of its first pass then takes one
+#: latency, as the window that learns the period assumes (see the xfail test below for why)
+_UNIFORM = {"l2.far_latency_cycles": gpusim.config.load("h100").l2.latency_cycles}
+
+
 @functools.lru_cache(maxsize=None)
-def _chase(nodes: int, passes: int, sampling=True):
+def _chase(nodes: int, passes: int, sampling=True, uniform=True):
     rng = np.random.default_rng(7)
     order = rng.permutation(nodes)
     word = np.arange(nodes) * 64                       # a node every other 128 B line
     x = np.zeros(nodes * 64, np.uint32)
     x[word[order]] = word[np.roll(order, -1)]          # one cycle through every node
-    with gpusim.Device("h100", mode="timing", sampling=sampling):
+    with gpusim.Device("h100", mode="timing", sampling=sampling, overrides=_UNIFORM if uniform else None):
         out = gpusim.zeros(1, np.uint32)
         r = gpusim.RawModule(path=str(PTX / "loops.ptx")).get_function("chase")(
             (1,), (1,), (gpusim.asarray(x), out, np.uint32(nodes * passes)))
@@ -190,3 +195,13 @@ def test_a_chase_whose_later_passes_hit_the_l2_is_not_timed_from_its_first_pass(
     assert c.cycles == pytest.approx(cd.cycles, rel=0.02)
     with pytest.raises(ValueError, match="iteration_cache_tolerance"):
         Policy(iteration_cache_tolerance=0)
+
+
+@pytest.mark.xfail(strict=True, reason="known weakness (session 43): with far homes, the first pass's DRAM misses "
+                   "alternate between 578 and 763 cycles; the window learnt in the second pass still holds a "
+                   "DRAM read every 8 iterations, and the 1,474 iterations skipped after it are counted at that "
+                   "rate: 46,992 bytes read against the detailed engine's 32,768 (cycles within 2 %)")
+def test_a_chase_over_near_and_far_homes_counts_its_dram_reads_as_the_detailed_engine():
+    (s, out, want), (d, _, _) = _chase(512, 4, uniform=False), _chase(512, 4, sampling=False, uniform=False)
+    assert out == want and s.cycles == pytest.approx(d.cycles, rel=0.05)
+    assert s.metrics["dram__bytes_read.sum"] == pytest.approx(d.metrics["dram__bytes_read.sum"], rel=0.1)

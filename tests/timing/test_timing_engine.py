@@ -153,7 +153,11 @@ def test_timing_mode_computes_what_functional_mode_computes(name):
     with gpusim.Device("h100", mode="timing"):
         t = run_case(case, gpusim, case.test_n)
     for key in f.outputs:
-        np.testing.assert_array_equal(t.outputs[key], f.outputs[key], err_msg=f"{name}: {key}")
+        if f.exact:
+            np.testing.assert_array_equal(t.outputs[key], f.outputs[key], err_msg=f"{name}: {key}")
+        else:  # atomics in an unspecified order (reduce_atomic_f32): timing mode applies them as they arrive
+            np.testing.assert_allclose(t.outputs[key], f.outputs[key], rtol=f.rtol, err_msg=f"{name}: {key}")
+            np.testing.assert_allclose(t.outputs[key], t.expected[key], rtol=f.rtol, err_msg=f"{name}: {key}")
     for lf, lt in zip(f.launches, t.launches):
         assert {k: lt.metrics[k] for k in lf.metrics} == lf.metrics
         assert lt.cycles > 0
