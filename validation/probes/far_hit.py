@@ -101,6 +101,7 @@ extern "C" __global__ void flush(const float4* buf, long long n, float* sink)
     if (s == 1.2345f) sink[0] = s;
 }
 """
+SMS = 132               #: the H100's SMs: chase_on puts a CTA on each
 LINES = 2048            #: the ring: 2,048 lines of 128 B (256 KiB, inside one or two 2 MiB pages)
 PAD_BYTES = 160 * 1024  #: dynamic shared memory of chase_on's CTAs: one CTA an SM
 WRITER = 0              #: the SM that stores the ring (SM 1 stores it when SM 0 chases)
@@ -119,12 +120,12 @@ def ring_order():
     return np.roll(order, -int(np.flatnonzero(order == 0)[0])), nxt
 
 
-def chase(xp, mod, target: int, passes: int = 2, cold: bool = False, flush_mib: int = 0, sms: int = 132,
+def chase(xp, mod, target: int, passes: int = 2, cold: bool = False, flush_mib: int = 0, sms: int = SMS,
           writer: int = WRITER):
     """Chase the ring on SM ``target``. Not ``cold``: the CTA on SM ``writer`` (the next SM when
-    that is ``target``) stores the ring in the same launch, just before. ``cold``: a launch of its own stores the ring, and a
-    ``flush`` of ``flush_mib`` MiB (0: none; gpusim starts each launch with empty caches) comes
-    between. Returns (cycles of each load by line, uint32 (passes, LINES); the SM it ran on, or
+    that is ``target``) stores the ring in the same launch, just before. ``cold``: a launch of its
+    own stores the ring, and a ``flush`` of ``flush_mib`` MiB (0: none; gpusim starts each launch
+    with empty caches) comes between. Returns (cycles of each load by line, uint32 (passes, LINES); the SM it ran on, or
     -1 where the writer's flag never came)."""
     import numpy as np
 
@@ -208,7 +209,7 @@ def run(xp, sms: list[int], cold: list[int], flush_mib: int, raw: list[int], wri
     out: dict = {"lines": LINES, "flush_mib": flush_mib, "writer": writer if offset is None else f"s + {offset}",
                  "hit": {}, "cold": {}, "raw": {}}
     for s in sms:
-        lat, who = chase(xp, mod, s, writer=writer if offset is None else (s + offset) % 132)
+        lat, who = chase(xp, mod, s, writer=writer if offset is None else (s + offset) % SMS)
         if who < 0:
             print("hit", s, "skipped: the writer's flag never came", flush=True)
             continue
@@ -266,7 +267,7 @@ def main(argv: list[str] | None = None) -> None:
     if a.gpu:
         import cupy as xp
 
-        sms = a.sms or list(range(132))
+        sms = a.sms or list(range(SMS))
         res = run(xp, sms, cold=sms[:8], flush_mib=FLUSH_MIB, raw=sms[:4], writer=a.writer, offset=a.writer_offset)
         a.gpu.write_text(json.dumps(res, indent=1))
     else:
