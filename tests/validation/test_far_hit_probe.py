@@ -17,10 +17,6 @@ def _run(name: str) -> dict:
     return far_hit._load(DATA / name)
 
 
-def _slow(rec: dict) -> np.ndarray:
-    return np.unpackbits(np.frombuffer(bytes.fromhex(rec["slow_mask"]), np.uint8))[:far_hit.LINES].astype(bool)
-
-
 def test_two_means_splits_near_and_far_loads():
     x = np.array([280, 284, 279, 470, 466, 281, 461, 283] * 16)
     cut, slow = far_hit.two_means(x)
@@ -41,16 +37,18 @@ def test_another_writer_flips_the_sides_and_the_far_lines():
     a, b = _run("far_hit_writer0.h100.json.gz"), _run("far_hit_writer66.h100.json.gz")
     flip = a["sides"]["66"]["side"]
     assert flip == 1 and all(b["sides"][s]["side"] == a["sides"][s]["side"] ^ flip for s in a["sides"])
-    far_a = next(_slow(r) for s, r in a["hit"].items() if a["sides"][s]["side"])
-    far_b = next(_slow(r) for s, r in b["hit"].items() if b["sides"][s]["side"])
+    far_a = next(far_hit.slow_mask(r) for s, r in a["hit"].items() if a["sides"][s]["side"])
+    far_b = next(far_hit.slow_mask(r) for s, r in b["hit"].items() if b["sides"][s]["side"])
     assert (far_a != far_b).all()
 
 
 def test_the_other_chip_homes_the_lines_alike():
     # Another H100 paired SM s with writer s + 66: its far lines are one of the two halves seen above.
-    ref = next(_slow(r) for s, r in _run("far_hit_writer0.h100.json.gz")["hit"].items() if r["slow_lines"] == 1024)
+    ref = next(far_hit.slow_mask(r) for r in _run("far_hit_writer0.h100.json.gz")["hit"].values()
+               if r["slow_lines"] == 1024)
     other = _run("far_hit_pairs_other_chip.h100.json.gz")["hit"].values()
-    split = [_slow(r) for r in other if r["slow_median"] and r["slow_median"] - r["fast_median"] > far_hit.FAR_GAP]
+    split = [far_hit.slow_mask(r) for r in other
+             if r["slow_median"] and r["slow_median"] - r["fast_median"] > far_hit.FAR_GAP]
     assert len(split) == 76 and all((m == ref).all() or (m != ref).all() for m in split)
 
 

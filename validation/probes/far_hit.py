@@ -185,16 +185,21 @@ def summarize(first, second=None) -> dict:
     return rec
 
 
+def slow_mask(rec: dict):
+    """The lines of :func:`summarize`'s record ``rec`` in its slow cluster: bool array (LINES,)."""
+    import numpy as np
+
+    return np.unpackbits(np.frombuffer(bytes.fromhex(rec["slow_mask"]), np.uint8))[:LINES].astype(bool)
+
+
 def sides(recs: dict) -> dict:
     """Each SM's partition (0: ``WRITER``'s; 1: the other, where its first pass split in two:
     the slow cluster ``FAR_GAP`` cycles over the fast one, 20-80 % of the lines), and, for those
     in partition 1, the share of lines they find slow alike with the first of them (1.0: the same
     lines are far from every SM over there)."""
-    import numpy as np
 
-    far = {s: np.unpackbits(np.frombuffer(bytes.fromhex(r["slow_mask"]), np.uint8))[:LINES]
-           for s, r in recs.items() if r["slow_median"] is not None and r["slow_median"] - r["fast_median"] > FAR_GAP
-           and 0.2 * LINES < r["slow_lines"] < 0.8 * LINES}
+    far = {s: slow_mask(r) for s, r in recs.items() if r["slow_median"] is not None
+           and r["slow_median"] - r["fast_median"] > FAR_GAP and 0.2 * LINES < r["slow_lines"] < 0.8 * LINES}
     ref = far[min(far, key=int)] if far else None
     return {s: {"side": int(s in far), "agree": float((far[s] == ref).mean()) if s in far else None} for s in recs}
 
