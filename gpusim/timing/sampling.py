@@ -364,6 +364,7 @@ class _Shadows:
         launch.mem.l2.eviction_share = k / busy
         launch.mem.l2.address_share = busy / k
         self.covered = 0   # shadow CTAs dealt to slice CTAs started so far
+        self.covered_retired = 0   # of them, those dealt to slice CTAs retired since
         self.active: dict[int, list] = {}  # slice CTA -> [followers [[sectors, steps, stored, written, next index]], count, steps done]
         launch.on_dispatch, launch.on_global_access = self.dispatch, self.access
 
@@ -440,6 +441,7 @@ class _Shadows:
     def retire(self, cta: int) -> None:
         st = self.active.pop(cta, None)
         if st is not None:
+            self.covered_retired += st[1]
             taken = self._take(st[0], np.inf)
             if taken is not None:
                 self.fill(taken)
@@ -450,12 +452,15 @@ class _Shadows:
 #: the shared L2 evicts), and DRAM writes (write-backs of the dirty lines that any fill evicts).
 #: The rest of the DRAM reads (local memory, atomics) are the slice's own.
 _COVERED = ("dram_read_global_ld", "dram_write_bytes")
+#: :func:`_additive`'s keys that are not the memory system's counts
+_NOT_MEMORY = ("branches", "divergent_branches", "ctas", "covered", "ctas_retired", "covered_retired")
 
 
 def _additive(launch: Launch, shadows: _Shadows) -> dict:
     """The launch's additive timing counters now: memory system counts (DRAM reads of global
     loads with the shadow CTAs', the other DRAM reads apart), stall warp-cycles per reason,
-    branches, and CTAs simulated and covered."""
+    branches, and CTAs simulated and covered: dispatched (``ctas``, ``covered``) and retired
+    (``ctas_retired``, ``covered_retired``)."""
     out = dict(launch.mem.count)
     ld = out.pop("dram_read_bytes_global_ld", 0)
     out["dram_read_bytes"] = out.get("dram_read_bytes", 0) - ld
@@ -465,6 +470,7 @@ def _additive(launch: Launch, shadows: _Shadows) -> dict:
     out.update({("stall", r): v for r, v in zip(REASONS, totals)})
     out["branches"], out["divergent_branches"] = launch.branches, launch.divergent_branches
     out["ctas"], out["covered"] = launch.dispatcher.next_block, launch.dispatcher.next_block + shadows.covered
+    out["ctas_retired"], out["covered_retired"] = launch.retired, launch.retired + shadows.covered_retired
     return out
 
 
@@ -685,12 +691,16 @@ def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n
     if m == n_slice:  # the whole slice ran: only the other SMs' share is scaled
         est = {key: v * n / final[per[key]] for key, v in final.items()}
         return t_sim, est, 0.0, "sm_slice"
-    # Stopped after stable waves (always within the footprints' rounds, see _Waves).
+    # Stopped after stable waves (always within the footprints' rounds, see _Waves), or ran out of
+    # CTAs after a warm-up. A counter's rate is per CTA retired over the last waves: per CTA
+    # dispatched, a slice that ran out counted its last CTAs' work against no new dispatches
+    # (bfs_bottomup at 2^22: 224,336 red sectors for the 131,072 warps' one each).
     d = np.diff(waves.ends)[-window:]
     a, b = waves.snaps[-1 - window], waves.snaps[-1]
     extra = (n_slice - m - pre) * waves.rate() + pre * fill_rate
     cycles = int(round(t_sim + extra))
-    est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[per[key]] - a[per[key]])
+    done = {key: per[key] + "_retired" for key in final}
+    est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[done[key]] - a[done[key]])
            for key, v in final.items()}
     spread = 100.0 * extra * (d.max() - d.min()) / (2 * d.mean()) / cycles
     return cycles, est, spread, "sm_slice+waves"
@@ -703,7 +713,7 @@ def _metrics(launch: Launch, est: dict, slice_metrics: dict, totals: dict, cycle
     est = dict(est)
     est["dram_read_bytes"] += est.pop("dram_read_global_ld")
     launch.mem.count = collections.Counter({k: v for k, v in est.items() if isinstance(k, str)
-                                            and k not in ("branches", "divergent_branches", "ctas", "covered")})
+                                            and k not in _NOT_MEMORY})
     metrics = dict(slice_metrics)
     metrics.update(totals)
     metrics.update(launch.mem.metrics())
