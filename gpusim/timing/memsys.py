@@ -916,12 +916,22 @@ class L2:
         sector) and each address ``atomic_address_cycles`` (``*_float`` for ``float_op``; times
         :attr:`address_share` once SMs other than ``sm`` have updated it too). The
         warp's data are ready an L2 access (:meth:`read`, at ``t``) after ``t`` plus the wait of its
-        last request. ``lts__t_requests``/``sectors`` count every request."""
+        last request. ``lts__t_requests``/``sectors`` count every request; a request's sectors
+        of a line :meth:`far` from SM ``sm``'s partition are counted again (``l2_{op}_far_sectors``:
+        looked up at both partitions, as the H100 counts them: validation/probes/atomic_contention.py's
+        1,081,344 red or atom requests of every SM are 1,622,016 ``lts__t_sectors_op_red``/``atom``,
+        1.5 each, half the SMs being far from the line's home; ``sm`` -1: none counted again)."""
         op = "red" if reduction else "atom"
         done = self.read(t, lines, masks, op, served)
         for line, mask in zip(lines, masks):
             self._write_line(line, mask, t)
-        if requests is not None and self.contended:
+        contended = requests is not None and self.contended
+        if self.parts > 1 and sm >= 0:
+            side = self.side(sm)
+            self.count[f"l2_{op}_far_sectors"] += sum(_POPCOUNT[r[1]] for r in (requests if contended else
+                                                                                  zip(lines, masks))
+                                                      if self.far(r[0], side))
+        if contended:
             last = self.atom_last = self._contend(t, requests, reduction, float_op, sm)
             c = self.count
             c[f"l2_{op}_requests"] += len(requests) - len(lines)
@@ -1156,7 +1166,7 @@ class L1:
             self.free = max(self.free, self.l2.atom_last - self.l2.write_queue, self.l2.backlog())
             return done
         t = self._stage(now, len(lines))
-        return self.l2.atomic(t, lines, masks, serial, reduction, served)
+        return self.l2.atomic(t, lines, masks, serial, reduction, served, sm=self.sm)
 
 
 class MemorySystem:
@@ -1298,8 +1308,8 @@ class MemorySystem:
             "lts__t_sectors_srcunit_tex_op_write.sum": c["l2_write_sectors"],
             "lts__t_sectors_op_read.sum": c["l2_read_sectors"] + c["l2_read_far_sectors"],
             "lts__t_sectors_op_write.sum": c["l2_write_sectors"] + c["l2_write_far_sectors"],
-            "lts__t_sectors_op_atom.sum": c["l2_atom_sectors"],
-            "lts__t_sectors_op_red.sum": c["l2_red_sectors"],
+            "lts__t_sectors_op_atom.sum": c["l2_atom_sectors"] + c["l2_atom_far_sectors"],
+            "lts__t_sectors_op_red.sum": c["l2_red_sectors"] + c["l2_red_far_sectors"],
             "lts__t_requests_srcunit_tex_op_read.sum": c["l2_read_requests"],
             "lts__t_requests_srcunit_tex_op_write.sum": c["l2_write_requests"],
             "lts__t_requests_srcunit_tex_op_atom.sum": c["l2_atom_requests"],

@@ -65,7 +65,22 @@ def test_one_address_updated_from_several_sms_is_serialised_gpu_wide():
     alone = _atomic(_mem(atomic_address_cycles=3.0), 0, [4096])
     assert _atomic(mem, 0, [4096] * 32) == alone + 31 * 3.0
     assert mem.metrics()["lts__t_requests_srcunit_tex_op_red.sum"] == 32
-    assert mem.metrics()["lts__t_sectors_op_red.sum"] == 32
+
+
+def test_an_atomics_sectors_of_a_far_line_are_counted_at_both_partitions():
+    # The H100 counts a red or atom on a line homed in the other partition than the SM's at both
+    # (validation/reports/h100/atomic_contention: 1,081,344 requests from every SM, 1,622,016
+    # lts__t_sectors_op_red), its requests once. Line 32 (address 4096) is homed far from SM 0.
+    for red, op in ((True, "red"), (False, "atom")):
+        for serial in (True, False):   # the contended-atomics model on, and off (one request a line)
+            mem = _mem(atomic_address_cycles=3.0) if serial else _mem()
+            near = next(sm for sm in range(8) if not mem.l2.far(32, mem.l2.side(sm)))
+            assert mem.l2.far(32, mem.l2.side(0))
+            _atomic(mem, 0, [4096 + 4 * i for i in range(32)], red)      # far: one request of 4 sectors
+            _atomic(mem, near, [4096 + 4 * i for i in range(32)], red)   # near
+            m = mem.metrics()
+            assert m[f"lts__t_requests_srcunit_tex_op_{op}.sum"] == 2, (op, serial)
+            assert m[f"lts__t_sectors_op_{op}.sum"] == 4 * 2 + 4, (op, serial)
 
 
 def test_float_updates_take_the_float_address_cycles():
