@@ -14,7 +14,7 @@ import gpusim
 from gpusim.errors import GpusimError
 from gpusim.suite import CASES, run_case
 from gpusim.timing import Policy
-from gpusim.timing.sampling import _stable, slice_blocks
+from gpusim.timing.sampling import _stable, _Waves, slice_blocks
 
 #: A 4-SM GPU timed from a 1-SM slice: small enough for tests, with many slice waves.
 SMALL = {"sm_count": 4}
@@ -122,9 +122,9 @@ def test_a_grid_larger_than_the_l2_is_sampled_after_filling_it_and_writes_back_l
 def test_a_slice_that_runs_out_of_ctas_after_the_warm_up_rates_its_counters_per_cta_retired():
     # With waves that never agree, the slice runs every CTA it is dealt after the L2 filled, and
     # its last waves end in its drain, when CTAs retire and none are dispatched. The counters'
-    # rates over those waves are per CTA retired: per CTA dispatched, the drain's work counted
-    # against no new CTAs and the L2's read and write sectors came out 38 % and 25 % over the
-    # detailed run's (the corpus's bfs_bottomup: 1.7 red sectors for each warp's one).
+    # rates are those of the waves before the drain, per CTA retired: over the drain, per CTA
+    # dispatched, the L2's read and write sectors came out 38 % and 25 % over the detailed run's
+    # (the corpus's bfs_bottomup: 1.7 red sectors for each warp's one).
     small_l2 = {**SMALL, "l2.size_bytes": 1 << 18}
     out = {}
     for sampling in (Policy(sms=1, min_waves=3, max_waves=1000, tolerance=1e-9), False):
@@ -134,6 +134,19 @@ def test_a_slice_that_runs_out_of_ctas_after_the_warm_up_rates_its_counters_per_
     assert s.sampling.warmup_ctas > 0 and s.sampling.ctas_simulated == len(slice_blocks(s.sampling.ctas, 4, 1))
     for metric, rel in (("lts__t_sectors_op_write.sum", 0.02), ("lts__t_sectors_op_read.sum", 0.10)):
         assert s.metrics[metric] == pytest.approx(d.metrics[metric], rel=rel), metric
+
+
+def test_the_rates_are_measured_to_the_last_wave_that_ended_while_ctas_were_dispatched():
+    waves = object.__new__(_Waves)   # the bookkeeping alone, without a launch
+    waves.policy, waves.wave = Policy(window=2), 4
+    waves.ends, waves.steady = [100, 200, 300, 400, 700], [0, 1, 2, 3]   # the last wave ended in the drain
+    assert waves.last() == 3 and waves.rate() == (400 - 200) / (2 * 4)
+    waves.steady = [0, 1, 2, 3, 4]   # stopped after stable waves: the last one counts
+    assert waves.last() == 4 and waves.rate() == (700 - 300) / (2 * 4)
+    waves.ends, waves.steady = [100, 200], [0, 1]
+    assert waves.last() is None and waves.rate() is None
+    waves.ends, waves.steady = [100, 200, 300, 900], [0]   # too few steady waves: the last ones
+    assert waves.last() == 3
 
 
 def test_the_l2_fills_earlier_where_far_reads_take_a_second_place():
