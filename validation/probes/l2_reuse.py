@@ -150,7 +150,7 @@ def table(csv: str, sim_json: str | None = None) -> str:
     sim = {r["launch"]: r["gpusim"] for r in json.loads(Path(sim_json).read_text())["rows"]} if sim_json else {}
     out = ["| launch | stream MB | GPU cycles | gpusim | GPU DRAM read MB | gpusim | GPU hot reads missed | gpusim |",
            "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for label, h, per, ctas in launches():
+    for label, _h, per, ctas in launches():
         g, s = gpu[label], sim.get(label)
         cells = [f"{g['cycles']:,.0f}", f"{s['cycles']:,.0f}" if s else "", f"{g['dram_read_bytes'] / 1e6:.1f}",
                  f"{s['dram_read_bytes'] / 1e6:.1f}" if s else "", f"{hot_misses(g, label):.3f}",
