@@ -8,7 +8,8 @@ GPU's name, compute capability, SM count, clocks, cache and shared-memory sizes,
 runtime and CuPy versions, from one ``getDeviceProperties``: every probe's and
 :func:`validation.gpu.provenance`'s device fields come from it), :func:`sim_against_gpu` (a
 probe's ``sim`` subcommand: its launches on gpusim beside the GPU's ncu rows) and
-:func:`second_launches` (the measured rows of a probe that launches each kernel twice under ncu).
+:func:`second_launches` (the measured rows of a probe that launches each kernel twice under ncu),
+and :data:`MIX_CU`, the CUDA integer hash the random-access probes place their accesses with.
 
 Imports the standard library only -- no gpusim, no numpy; cupy is passed in by the caller -- so
 the probe scripts (``validation/probes/*.py``) can import it on a GPU machine without gpusim's
@@ -22,12 +23,23 @@ import pathlib
 import sys
 from types import ModuleType
 
-__all__ = ["PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite",
+__all__ = ["MIX_CU", "PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite",
            "second_launches", "sim_against_gpu"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = ROOT / "validation" / "probes"
 SUITE_INIT = ROOT / "gpusim" / "suite" / "__init__.py"
+
+#: ``mix(x)``: a 32-bit integer hash (CUDA C, a device function) that the random-access probes
+#: (``random_access.py``, ``store_cleaning.py``, ``l2_reuse.py``, ``dirty_capacity.py``) place their
+#: accesses with; gpusim runs the same source, so both sides touch the same words.
+MIX_CU = r"""
+__device__ __forceinline__ unsigned mix(unsigned x)
+{
+    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
+    return x;
+}
+"""
 
 
 def load_by_path(name: str, path: str | pathlib.Path) -> ModuleType:

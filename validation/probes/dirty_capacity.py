@@ -39,13 +39,9 @@ from pathlib import Path
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-CODE = r"""
-__device__ __forceinline__ unsigned mix(unsigned x)
-{
-    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-    return x;
-}
+from validation.probekit import MIX_CU  # noqa: E402
 
+CODE = MIX_CU + r"""
 extern "C" __global__ void red_mod(unsigned* x, unsigned words, unsigned iters, unsigned* out)
 {
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;

@@ -39,13 +39,9 @@ from pathlib import Path
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-CODE = r"""
-__device__ __forceinline__ unsigned mix(unsigned x)
-{
-    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-    return x;
-}
+from validation.probekit import MIX_CU  # noqa: E402
 
+CODE = MIX_CU + r"""
 // Every thread reads its share of the hot set in order, then `iters` times one hot word at random
 // and `per` 16-byte stream words (coalesced; stream word (i per + j) n + t, n threads).
 extern "C" __global__ void hot_stream(const unsigned* hot, unsigned hot_words, const uint4* stream, unsigned per,

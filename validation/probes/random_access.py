@@ -49,14 +49,14 @@ not simulated: gpusim has no footprint-dependent mechanism beyond the L2's capac
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-CODE = r"""
-__device__ __forceinline__ unsigned mix(unsigned x)
-{
-    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-    return x;
-}
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from validation.probekit import MIX_CU  # noqa: E402
+
+CODE = MIX_CU + r"""
 // Thread t loads x[mix(t * iters + i) & mask], i < iters (independent loads, summed).
 extern "C" __global__ void rd_rand(const unsigned* x, unsigned mask, unsigned iters, unsigned* out)
 {

@@ -30,13 +30,15 @@ imports anywhere.
 
 from __future__ import annotations
 
-CODE = r"""
-__device__ __forceinline__ unsigned mix(unsigned x)
-{
-    x ^= x >> 16; x *= 0x7feb352du; x ^= x >> 15; x *= 0x846ca68bu; x ^= x >> 16;
-    return x;
-}
+import sys
+from pathlib import Path
 
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from validation.probekit import MIX_CU  # noqa: E402
+
+CODE = MIX_CU + r"""
 extern "C" __global__ void wr_mod(unsigned* x, unsigned words, unsigned iters)
 {
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
