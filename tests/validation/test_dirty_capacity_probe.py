@@ -23,3 +23,8 @@ def test_atomics_read_each_line_once_and_write_back_more_as_the_footprint_grows(
     table = dirty_capacity.table(str(DATA / "dirty_capacity.csv"), str(DATA / "sim.json"))
     assert table.count("\n") == len(dirty_capacity.launches()) + 1
     assert "| red_mod 32 MiB | 195,656 | 265,416 | 0.99 | 4.54 | 2.34 | 1.87 |" in table
+
+
+def test_a_cap_on_dirty_lines_writes_back_nothing_below_it_and_cleans_above():
+    assert dirty_capacity.dirty_line_cap_model(16, 82_000) == 0.0
+    assert 2.0 < dirty_capacity.dirty_line_cap_model(24, 82_000) < 2.3   # the H100: 1.12 (a gentler onset)

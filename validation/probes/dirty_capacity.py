@@ -90,6 +90,31 @@ def launches(sm_count: int = 132) -> list[tuple[str, str, int, int]]:
     return [(f"{k} {f >> 20} MiB", k, f, sm_count * CTAS_PER_SM) for k in KERNELS for f in FOOTPRINTS]
 
 
+def dirty_line_cap_model(footprint_mib: int, cap_lines: int, seed: int = 0) -> float:
+    """DRAM bytes written back per footprint byte that a candidate rule predicts for ``red_mod``
+    (host-side, no GPU): each L2 partition holds at most ``cap_lines`` lines with dirty sectors
+    (fully associative); an atomic that dirties another line writes back the least recently written
+    one's dirty sectors, which stays, clean; nothing is re-read. The atomics come in random order,
+    lines homed by :func:`gpusim.timing.memsys.home_partition`'s hash; partition 0 is simulated and
+    doubled. Compare with the table's DRAM written / F (the H100's 0.00, 0.20, 1.12, 2.13, 2.34,
+    2.31 at 16-40 MiB; 82K lines give 0.00, 0.00, 2.11, 2.61, 2.67, 2.46: a sharper onset)."""
+    import collections
+
+    import numpy as np
+
+    w = np.random.default_rng(seed).integers(0, (footprint_mib << 20) // 4, 132 * CTAS_PER_SM * BLOCK * ITERS)
+    lines, sec = w // 32, (w // 8) % 4
+    home0 = (lines * 2654435761 >> 16) % 2 == 0
+    dirty: collections.OrderedDict[int, int] = collections.OrderedDict()
+    written = 0
+    for line, bit in zip(lines[home0].tolist(), (1 << sec[home0]).tolist()):
+        m = dirty.pop(line, 0)
+        dirty[line] = m | bit
+        if not m and len(dirty) > cap_lines:
+            written += bin(dirty.popitem(last=False)[1]).count("1")
+    return 2 * written * 32 / (footprint_mib << 20)
+
+
 def main() -> None:
     import cupy
     import numpy as np
