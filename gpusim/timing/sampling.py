@@ -381,8 +381,7 @@ class _Shadows:
         busy = sms if busy is None else busy   # SMs with CTAs: min(N, CTAs), as for the rates' share
         launch.mem.l2.eviction_share = k / busy
         launch.mem.l2.address_share = busy / k
-        self.covered = 0   # shadow CTAs dealt to slice CTAs started so far
-        self.covered_retired = 0   # of them, those dealt to slice CTAs retired since
+        self.covered = 0   # shadow CTAs dealt to slice CTAs that retired so far
         self.active: dict[int, list] = {}  # slice CTA -> [followers [[sectors, steps, stored, written, next index]], count, steps done]
         launch.on_dispatch, launch.on_global_access = self.dispatch, self.access
 
@@ -392,7 +391,6 @@ class _Shadows:
         lo = min(self.limit, r * self.sms + self.k + -(-s * span // self.k))
         hi = min(self.limit, r * self.sms + self.k + -(-(s + 1) * span // self.k))
         followers = [[*self.footprints.pop(c), 0, self._side(c)] for c in range(lo, hi) if c in self.footprints]
-        self.covered += hi - lo
         self.active[b] = [followers, hi - lo, -1]
 
     def _side(self, cta: int) -> int:
@@ -459,7 +457,7 @@ class _Shadows:
     def retire(self, cta: int) -> None:
         st = self.active.pop(cta, None)
         if st is not None:
-            self.covered_retired += st[1]
+            self.covered += st[1]
             taken = self._take(st[0], np.inf)
             if taken is not None:
                 self.fill(taken)
@@ -471,14 +469,15 @@ class _Shadows:
 #: The rest of the DRAM reads (local memory, atomics) are the slice's own.
 _COVERED = ("dram_read_global_ld", "dram_write_bytes")
 #: :func:`_additive`'s keys that are not the memory system's counts
-_NOT_MEMORY = ("branches", "divergent_branches", "ctas", "covered", "ctas_retired", "covered_retired")
+_NOT_MEMORY = ("branches", "divergent_branches", "ctas", "covered")
 
 
 def _additive(launch: Launch, shadows: _Shadows) -> dict:
     """The launch's additive timing counters now: memory system counts (DRAM reads of global
     loads with the shadow CTAs', the other DRAM reads apart), stall warp-cycles per reason,
-    branches, and CTAs simulated and covered: dispatched (``ctas``, ``covered``) and retired
-    (``ctas_retired``, ``covered_retired``)."""
+    branches, and the CTAs retired so far: simulated (``ctas``) and with their shadows
+    (``covered``). Per CTA retired, not dispatched: over a slice's drain CTAs retire and none are
+    dispatched."""
     out = dict(launch.mem.count)
     ld = out.pop("dram_read_bytes_global_ld", 0)
     out["dram_read_bytes"] = out.get("dram_read_bytes", 0) - ld
@@ -487,8 +486,7 @@ def _additive(launch: Launch, shadows: _Shadows) -> dict:
     totals = [sum(col) for col in zip(*launch.stalls)]
     out.update({("stall", r): v for r, v in zip(REASONS, totals)})
     out["branches"], out["divergent_branches"] = launch.branches, launch.divergent_branches
-    out["ctas"], out["covered"] = launch.dispatcher.next_block, launch.dispatcher.next_block + shadows.covered
-    out["ctas_retired"], out["covered_retired"] = launch.retired, launch.retired + shadows.covered_retired
+    out["ctas"], out["covered"] = launch.retired, launch.retired + shadows.covered
     return out
 
 
@@ -718,8 +716,7 @@ def _extrapolate(waves: _Waves, final: dict, t_sim: int, m: int, n_slice: int, n
     a, b = waves.snaps[j - window], waves.snaps[j]
     extra = (n_slice - m - pre) * waves.rate() + pre * fill_rate
     cycles = int(round(t_sim + extra))
-    done = {key: per[key] + "_retired" for key in final}
-    est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[done[key]] - a[done[key]])
+    est = {key: v + (n - final[per[key]]) * (b.get(key, 0) - a.get(key, 0)) / (b[per[key]] - a[per[key]])
            for key, v in final.items()}
     spread = 100.0 * extra * (d.max() - d.min()) / (2 * d.mean()) / cycles
     return cycles, est, spread, "sm_slice+waves"
