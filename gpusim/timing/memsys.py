@@ -928,9 +928,8 @@ class L2:
         contended = requests is not None and self.contended
         if self.parts > 1 and sm >= 0:
             side = self.side(sm)
-            self.count[f"l2_{op}_far_sectors"] += sum(_POPCOUNT[r[1]] for r in (requests if contended else
-                                                                                  zip(lines, masks))
-                                                      if self.far(r[0], side))
+            sent = [(r[0], r[1]) for r in requests] if contended else zip(lines, masks)
+            self.count[f"l2_{op}_far_sectors"] += sum(_POPCOUNT[m] for ln, m in sent if self.far(ln, side))
         if contended:
             last = self.atom_last = self._contend(t, requests, reduction, float_op, sm)
             c = self.count
