@@ -368,7 +368,8 @@ class L2Spec(BaseModel):
     )
     sm_partitions: tuple[int, ...] | None = Field(
         None, description="timing model: the L2 partition near each SM, by %smid: at least sm_count entries, each "
-        "0 to partitions - 1 (unused with one partition; a sampled slice of SMs keeps the whole GPU's list); "
+        "0 to partitions - 1 (unused with one partition; a sampled slice of k SMs gets k entries in the GPU's "
+        "proportions, gpusim.timing.sampling.slice_sides); "
         "measured per chip, as which TPCs are fused off differs; null = SM s near partition s % partitions "
         "(the default)")
 
@@ -391,6 +392,11 @@ class DRAMSpec(BaseModel):
         0.0, ge=0, description="the loaded-latency curve: a DRAM read waits queue_cycles x u / (1 - u) beyond "
         "latency_cycles, u the DRAM's utilisation of its peak bandwidth (reads and writes) over about the last "
         "latency_cycles, SM cycles; 0 = a fixed latency (the default)")
+    latency_clock_hz: float | None = Field(
+        None, gt=0, description="the SM clock (Hz) at which latency_cycles and queue_cycles were measured: at "
+        "another clock_hz both scale by clock_hz / latency_clock_hz, so that DRAM's latency stays the same in "
+        "nanoseconds (DRAM runs on its own memory clock, which the SM clock does not move); null = both stay "
+        "the same in SM cycles at every clock_hz (the default)")
     row_bytes: int | None = Field(
         None, strict=True, ge=128, description="timing model: bytes of a DRAM row (page), a multiple of l2.line_bytes; "
         "null = rows not modelled (the default)")

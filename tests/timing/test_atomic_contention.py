@@ -181,8 +181,13 @@ def test_sampled_timing_gives_the_slice_its_share_of_a_hot_address(a, ctas, meth
     # the result-less atom counts as red, as on the H100; one address: a request a lane; 32 words
     # of one line: a request a warp
     m = detailed.metrics
-    assert m["lts__t_requests_srcunit_tex_op_red.sum"] == (n if a == 1 else n // 32)
+    req, sec = "lts__t_requests_srcunit_tex_op_red.sum", "lts__t_sectors_op_red.sum"
+    assert m[req] == (n if a == 1 else n // 32)
     assert m["lts__t_requests_srcunit_tex_op_atom.sum"] == 0
+    # half the 4 SMs are near the address's partition, and so are half the slice's 2 (sampling.slice_sides;
+    # the GPU's first two are on one side): a far request's sectors count twice in both
+    assert m[sec] == m[req] * (1.5 if a == 1 else 6)
+    assert sampled.metrics[sec] / sampled.metrics[req] == pytest.approx(m[sec] / m[req], rel=0.01)
 
 
 def test_contention_makes_a_hot_address_slower_than_the_serial_rule():

@@ -14,7 +14,7 @@ import gpusim
 from gpusim.errors import GpusimError
 from gpusim.suite import CASES, run_case
 from gpusim.timing import Policy
-from gpusim.timing.sampling import _stable, _Waves, slice_blocks
+from gpusim.timing.sampling import _stable, _Waves, slice_blocks, slice_sides
 
 #: A 4-SM GPU timed from a 1-SM slice: small enough for tests, with many slice waves.
 SMALL = {"sm_count": 4}
@@ -161,6 +161,16 @@ def test_the_l2_fills_earlier_where_far_reads_take_a_second_place():
                                                              "l2.dirty_places": dirty}, sampling=POLICY):
             start[localize, dirty] = run_case(CASES["copy_vec4"], gpusim, 1 << 18).launches[0].sampling.warmup_ctas
     assert 0 < start[True, 2] < start[False, 2] < start[False, 1]
+
+
+def test_a_slices_sms_sit_near_the_l2_partitions_in_the_gpus_proportions():
+    h100 = tuple(gpusim.config.load("h100").l2.sm_partitions)
+    assert h100[:8].count(0) == 2  # the measured map's first 8 SMs: 2 near partition 0, 6 near 1
+    assert slice_sides(h100, 8) == (0, 1, 0, 1, 0, 1, 0, 1)
+    assert slice_sides(h100, 3) == (0, 1, 0)
+    # a GPU with 3 of 4 SMs near partition 0: 6 of an 8-SM slice, spread over it
+    assert slice_sides((0, 0, 0, 1), 8) == (0, 0, 1, 0, 0, 0, 1, 0)
+    assert slice_sides((1, 1, 2, 0, 0, 2), 6) == (0, 1, 2, 0, 1, 2)
 
 
 def test_waves_are_stable_only_when_they_agree_and_have_stopped_drifting():
