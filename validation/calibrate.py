@@ -159,6 +159,8 @@ FIELDS = {
     "dram.read_efficiency": ("read_bytes_per_s", "1 GiB read by coalesced float4 __ldcg loads, 8 CTAs of 256 threads "
                                                  "per SM, bytes / median CUDA-event time of 10, over the peak bandwidth"),
     "clock_hz": ("clock_hz", "cudaDevAttrClockRate (maximum SM clock)"),
+    "dram.latency_clock_hz": ("clock_hz", "the SM clock the DRAM chase's and loaded-latency cycles were counted at "
+                                          "(cudaDevAttrClockRate): a clock what-if keeps DRAM's latency in ns"),
     "sm_count": ("sm_count", "multiProcessorCount"),
     "l2.size_bytes": ("l2_bytes", "l2CacheSize"),
     "cta_dispatch_cycles": ("cta_dispatch_cycles", "empty kernels of 16,896 and 135,168 32-thread CTAs: "
@@ -169,7 +171,7 @@ FIELDS = {
                                                       "H100's 4,400 cycles plus the difference from the H100's 4,202"),
 }
 
-_ROUND = {"clock_hz": int, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
+_ROUND = {"clock_hz": int, "dram.latency_clock_hz": float, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
           "dram.efficiency": lambda v: round(v, 3), "dram.read_efficiency": lambda v: round(v, 3),
           "cta_dispatch_cycles": lambda v: round(v, 2)}
 
@@ -362,6 +364,8 @@ def overrides_from(measured: dict, base: str = "h100") -> dict:
             value = derived[path](measured[key]) if path in derived else measured[key]
             if value is not None:
                 out[path] = _ROUND.get(path, lambda v: int(round(v)))(value)
+    if not {"dram.latency_cycles", "dram.queue_cycles"} & out.keys():
+        out.pop("dram.latency_clock_hz", None)  # the base's latencies keep the base's clock
     return out
 
 

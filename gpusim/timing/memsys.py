@@ -301,7 +301,8 @@ class DRAM:
     Args:
         cfg: the GPU configuration: ``dram.bandwidth_bytes_per_s`` x ``dram.efficiency`` (bytes/s,
             the sustained share of the peak) over ``clock_hz``, ``dram.latency_cycles`` and
-            ``dram.queue_cycles``.
+            ``dram.queue_cycles`` (both scaled by ``clock_hz / dram.latency_clock_hz`` where that is
+            set: a clock what-if keeps DRAM's latency in nanoseconds).
         count: the memory system's counters (``dram_read_bytes``, ``dram_write_bytes``; bytes).
 
     A request starts at ``max(arrival, free)`` and holds the server ``bytes / bytes_per_cycle``
@@ -335,8 +336,11 @@ class DRAM:
         #: ``efficiency`` of the peak, a stream of reads alone at ``read_efficiency``
         self.read_bytes_per_cycle = self.peak_bytes_per_cycle * e_read
         self.write_bytes_per_cycle = self.peak_bytes_per_cycle * (e if e_read == e else 1 / (2 / e - 1 / e_read))
-        self.latency = cfg.dram.latency_cycles
-        self.queue = cfg.dram.queue_cycles
+        #: SM cycles a nanosecond of DRAM latency takes at this clock over the measured one (1.0 when
+        #: ``dram.latency_clock_hz`` is unset: the latency is held in cycles)
+        held = cfg.clock_hz / cfg.dram.latency_clock_hz if cfg.dram.latency_clock_hz else 1.0
+        self.latency = cfg.dram.latency_cycles * held
+        self.queue = cfg.dram.queue_cycles * held
         self.free = 0.0
         self._recent = 0.0     # bytes served, exponentially decayed with time constant ``latency``
         self._last = 0.0       # cycle of the last update of ``_recent``

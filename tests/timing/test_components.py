@@ -142,6 +142,25 @@ def test_dram_latency_follows_the_loaded_latency_curve():
     assert _steady_read_latency(cfg, 512, 0.25, 2.0) > _steady_read_latency(cfg, 512, 0.25, 1.0) > lat[0.5]
 
 
+def test_a_clock_what_if_keeps_drams_latency_in_nanoseconds():
+    # dram.latency_clock_hz: the latency and the loaded-latency curve were counted at 1.98 GHz; at
+    # 1.32 GHz an idle DRAM read takes two thirds of the cycles, the same nanoseconds. Unset, the
+    # cycles stay. (The bandwidths are per second already: at a third fewer cycles a second, a byte
+    # takes a third fewer cycles too.)
+    cfg = gpusim.config.load("h100")
+    assert cfg.dram.latency_clock_hz == cfg.clock_hz == 1.98e9
+    slow = cfg.with_overrides({"clock_hz": 1.32e9})
+    held = cfg.with_overrides({"clock_hz": 1.32e9, "dram.latency_clock_hz": None})
+    cfgs = {"base": cfg, "slow": slow, "held": held}
+    lat = {k: memsys.DRAM(c, memsys.collections.Counter()).read(0.0, 64) for k, c in cfgs.items()}
+    ns = {k: lat[k] / c.clock_hz * 1e9 for k, c in cfgs.items()}
+    assert ns["slow"] == pytest.approx(ns["base"], rel=1e-3) and lat["slow"] < lat["base"]
+    assert lat["held"] == pytest.approx(lat["base"], rel=1e-3)
+    for c in (slow, held):  # the curve's slope with it
+        d = memsys.DRAM(c, memsys.collections.Counter())
+        assert d.queue / d.latency == pytest.approx(cfg.dram.queue_cycles / cfg.dram.latency_cycles)
+
+
 def test_a_read_served_at_a_far_home_pays_the_far_extra_hit_or_miss():
     # far_hit.py on the H100: a line homed in the other partition costs ~185 cycles more, whether the
     # L2 holds it (465 against 283) or DRAM does (760 against 577); a copy near the reader does not.
