@@ -171,7 +171,8 @@ FIELDS = {
                                                       "H100's 4,400 cycles plus the difference from the H100's 4,202"),
 }
 
-_ROUND = {"clock_hz": int, "dram.latency_clock_hz": float, "sm_count": int, "l2.size_bytes": int, "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
+_ROUND = {"clock_hz": int, "dram.latency_clock_hz": float, "sm_count": int, "l2.size_bytes": int,
+          "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
           "dram.efficiency": lambda v: round(v, 3), "dram.read_efficiency": lambda v: round(v, 3),
           "cta_dispatch_cycles": lambda v: round(v, 2)}
 
