@@ -154,6 +154,9 @@ def test_calibrate_override_file_roundtrip(tmp_path):
 
     # the DRAM chase (far homes, TLB misses) moves the shipped near-home latency: the H100's own gives it back
     assert ov["dram.latency_cycles"] == gpusim.config.load("h100").dram.latency_cycles
+    # counted at the measured SM clock: a clock what-if on the calibrated config keeps them in ns
+    assert ov["dram.latency_clock_hz"] == ov["clock_hz"] == measured["clock_hz"]
+    assert "dram.latency_clock_hz" not in calibrate.overrides_from({"clock_hz": 1.5e9})
     with pytest.raises(Exception, match="exists"):
         calibrate.write_overrides(path, measured)
     assert gpusim.Device(base, overrides=ov).config.l2.latency_cycles == ov["l2.latency_cycles"]
