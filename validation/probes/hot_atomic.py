@@ -15,7 +15,10 @@ per SM, ``ITERS`` iterations), with or without a random 4-byte load per lane an 
 * ``red spread``: each warp its own line (no address shared);
 * ``reads``: the loads alone (no atomic);
 * ``red A1 + reads``, ``atom A1 + reads``, ``red spread + reads``: both;
-* ``red A1 all lanes``: every lane on the one word, one iteration (``atomic_contention.py``'s case).
+* ``red A1 all lanes``: every lane on the one word, one iteration (``atomic_contention.py``'s case);
+* ``red A1 once``, ``atom A1 once``: one atomic a warp over 16 waves (128 CTAs an SM), as a warp that
+  counts once at its end does; ``chain``: 4 dependent loads a lane (a graph walk's), and ``chain + ...``:
+  the chain, then the one atomic (``bfs_bottomup``'s shape; ``spread``: a line a warp).
 
 Run it under Nsight Compute on a GPU machine (clocks untouched)::
 
@@ -38,18 +41,19 @@ if __name__ == "__main__":
 from validation.probekit import MIX_CU  # noqa: E402
 
 CODE = MIX_CU + r"""
-// Lane 0 of warp w adds 1 to base[(w % A) * S] each iteration (A = 0: no atomic; ATOM: the old
-// value kept); every lane first loads reads words x[mix(...) & mask] an iteration (summed).
+// Lane 0 of warp w adds 1 to base[(w % A) * S] in every EVERY-th iteration (A = 0: no atomic;
+// ATOM: the old value kept); every lane first loads `reads` words x[mix(...) & mask] an iteration
+// (summed; CHAIN: each load's index depends on the value before, as a graph walk's do).
 template <bool ATOM>
 __device__ void lane0(unsigned* base, unsigned A, unsigned S, unsigned iters, const unsigned* x, unsigned mask,
-                      unsigned reads, unsigned* out)
+                      unsigned reads, unsigned every, unsigned chain, unsigned* out)
 {
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x, w = t >> 5, s = 0;
     unsigned* p = base + (A ? (w % A) * S : 0);
     for (unsigned i = 0; i < iters; ++i) {
         for (unsigned r = 0; r < reads; ++r)
-            s += x[mix((t * iters + i) * reads + r) & mask];
-        if (A && (t & 31) == 0) {
+            s += x[(mix((t * iters + i) * reads + r) ^ (chain ? s : 0u)) & mask];
+        if (A && (t & 31) == 0 && (i + 1) % every == 0) {
             if (ATOM)
                 s += atomicAdd(p, 1u);
             else
@@ -60,21 +64,21 @@ __device__ void lane0(unsigned* base, unsigned A, unsigned S, unsigned iters, co
 }
 
 extern "C" __global__ void lane_red(unsigned* base, unsigned A, unsigned S, unsigned iters, const unsigned* x,
-                                    unsigned mask, unsigned reads, unsigned* out)
+                                    unsigned mask, unsigned reads, unsigned every, unsigned chain, unsigned* out)
 {
-    lane0<false>(base, A, S, iters, x, mask, reads, out);
+    lane0<false>(base, A, S, iters, x, mask, reads, every, chain, out);
 }
 
 extern "C" __global__ void lane_atom(unsigned* base, unsigned A, unsigned S, unsigned iters, const unsigned* x,
-                                     unsigned mask, unsigned reads, unsigned* out)
+                                     unsigned mask, unsigned reads, unsigned every, unsigned chain, unsigned* out)
 {
-    lane0<true>(base, A, S, iters, x, mask, reads, out);
+    lane0<true>(base, A, S, iters, x, mask, reads, every, chain, out);
 }
 
 // Every lane adds 1 to base[(t % A) * S], iters times (red; the address from A at run time keeps
 // ptxas from aggregating the warp's lanes into one request, as in atomic_contention.py).
 extern "C" __global__ void all_red(unsigned* base, unsigned A, unsigned S, unsigned iters, const unsigned* x,
-                                   unsigned mask, unsigned reads, unsigned* out)
+                                   unsigned mask, unsigned reads, unsigned every, unsigned chain, unsigned* out)
 {
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
     for (unsigned i = 0; i < iters; ++i)
@@ -83,31 +87,43 @@ extern "C" __global__ void all_red(unsigned* base, unsigned A, unsigned S, unsig
 """
 
 BLOCK = 256
-CTAS_PER_SM = 8
 ITERS = 16
+#: dependent loads a lane before the one atomic of the ``chain`` launches (their time about 1.6x the
+#: hot address's, as in bfs_bottomup)
+CHAIN = 4
 #: words the loads pick from (4 MiB: L2 hits)
 READ_WORDS = 1 << 20
 #: lines a warp's own atomic word is spread over in ``red spread`` (A = SPREAD, S = 32: a line each)
 SPREAD = 1 << 16
-#: (label, kernel, A, S, iterations, loads an iteration)
-PATTERNS = (("red A1", "lane_red", 1, 0, ITERS, 0), ("atom A1", "lane_atom", 1, 0, ITERS, 0),
-            ("red A32", "lane_red", 32, 1024, ITERS, 0), ("red spread", "lane_red", SPREAD, 32, ITERS, 0),
-            ("reads", "lane_red", 0, 0, ITERS, 1), ("red A1 + reads", "lane_red", 1, 0, ITERS, 1),
-            ("atom A1 + reads", "lane_atom", 1, 0, ITERS, 1), ("red spread + reads", "lane_red", SPREAD, 32, ITERS, 1),
-            ("red A1 all lanes", "all_red", 1, 0, 1, 0))
+#: (label, kernel, A, S, iterations, loads an iteration, atomic every n-th iteration, loads chained, CTAs an SM)
+PATTERNS = (("red A1", "lane_red", 1, 0, ITERS, 0, 1, 0, 8), ("atom A1", "lane_atom", 1, 0, ITERS, 0, 1, 0, 8),
+            ("red A32", "lane_red", 32, 1024, ITERS, 0, 1, 0, 8), ("red spread", "lane_red", SPREAD, 32, ITERS, 0, 1, 0, 8),
+            ("reads", "lane_red", 0, 0, ITERS, 1, 1, 0, 8), ("red A1 + reads", "lane_red", 1, 0, ITERS, 1, 1, 0, 8),
+            ("atom A1 + reads", "lane_atom", 1, 0, ITERS, 1, 1, 0, 8),
+            ("red spread + reads", "lane_red", SPREAD, 32, ITERS, 1, 1, 0, 8),
+            ("red A1 all lanes", "all_red", 1, 0, 1, 0, 1, 0, 8),
+            # one atomic a warp, at its end, over 16 waves (as bfs_bottomup's count): alone, after a chain of
+            # 16 dependent loads, and the chain alone
+            ("red A1 once", "lane_red", 1, 0, 1, 0, 1, 0, 128), ("atom A1 once", "lane_atom", 1, 0, 1, 0, 1, 0, 128),
+            ("chain", "lane_red", 0, 0, CHAIN, 1, CHAIN, 1, 128),
+            ("chain + red A1 once", "lane_red", 1, 0, CHAIN, 1, CHAIN, 1, 128),
+            ("chain + atom A1 once", "lane_atom", 1, 0, CHAIN, 1, CHAIN, 1, 128),
+            ("chain + red spread once", "lane_red", SPREAD, 32, CHAIN, 1, CHAIN, 1, 128))
 COUNTERS = {"cycles": ("sm__cycles_elapsed.avg",),
             "atomic_requests": ("lts__t_requests_srcunit_tex_op_atom.sum", "lts__t_requests_srcunit_tex_op_red.sum"),
             "read_requests": ("lts__t_requests_srcunit_tex_op_read.sum",)}
 
 
 def launches(sm_count: int = 132) -> list[tuple]:
-    """``(label, kernel, A, S, iterations, loads an iteration, CTAs)`` in launch order."""
-    return [(*p, sm_count * CTAS_PER_SM) for p in PATTERNS]
+    """``(label, kernel, A, S, iterations, loads an iteration, atomic every n-th iteration, loads
+    chained, CTAs)`` in launch order."""
+    return [(*p[:8], sm_count * p[8]) for p in PATTERNS]
 
 
-def _args(xp, np, a: int, s: int, iters: int, reads: int, ctas: int, base, x):
+def _args(xp, np, a: int, s: int, iters: int, reads: int, every: int, chain: int, ctas: int, base, x):
     out = xp.zeros(ctas * BLOCK, np.uint32)
-    return (base, np.uint32(a), np.uint32(s), np.uint32(iters), x, np.uint32(READ_WORDS - 1), np.uint32(reads), out)
+    return (base, np.uint32(a), np.uint32(s), np.uint32(iters), x, np.uint32(READ_WORDS - 1), np.uint32(reads),
+            np.uint32(every), np.uint32(chain), out)
 
 
 def main() -> None:
@@ -118,9 +134,9 @@ def main() -> None:
     mod = cupy.RawModule(code=CODE)
     base = cupy.zeros(SPREAD * 32, cupy.uint32)
     x = cupy.arange(READ_WORDS, dtype=cupy.uint32)
-    for label, k, a, s, iters, reads, ctas in launches(sms):
+    for label, k, *shape, ctas in launches(sms):
         for _ in range(2):
-            mod.get_function(k)((ctas,), (BLOCK,), _args(cupy, np, a, s, iters, reads, ctas, base, x))
+            mod.get_function(k)((ctas,), (BLOCK,), _args(cupy, np, *shape, ctas, base, x))
         cupy.cuda.runtime.deviceSynchronize()
         print(f"launch {label}", flush=True)
 
@@ -143,12 +159,12 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
     import gpusim
 
     t0 = time.perf_counter()
-    _, k, a, s, iters, reads, ctas = next(r for r in launches() if r[0] == label)
+    _, k, *shape, ctas = next(r for r in launches() if r[0] == label)
     with gpusim.Device(gpu, mode="timing", overrides=overrides, jobs=jobs):
         base = gpusim.zeros(SPREAD * 32, np.uint32)
         x = gpusim.asarray(np.arange(READ_WORDS, dtype=np.uint32))
         res = gpusim.RawModule(code=CODE).get_function(k)((ctas,), (BLOCK,),
-                                                           _args(gpusim, np, a, s, iters, reads, ctas, base, x))
+                                                           _args(gpusim, np, *shape, ctas, base, x))
     m = res.metrics
     got = {key: float(sum(m.get(n, 0.0) for n in names)) for key, names in COUNTERS.items()}
     return got | {"timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
