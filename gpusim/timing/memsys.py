@@ -531,6 +531,10 @@ class L2:
         shared = [0.0]
         self.port_free = ({k: shared for k in ("read", "write", "atom")} if cfg.l2.shared_request_port
                           else {k: [0.0] for k in ("read", "write", "atom")})
+        #: with a shared port, the cycle it would take the next write request were there only writes
+        #: (a store holds its SM's L1 by its place among the writes: the reads queued at the port
+        #: ahead of it hold no SM's stores; None: a port per kind)
+        self.writes_alone: list[float] | None = [0.0] if cfg.l2.shared_request_port else None
         self.data_free = 0.0       # the cycle the write-data path takes the next sector
         self.write_queue = cfg.l2.write_queue_cycles
         self.writeback_queue = cfg.l2.writeback_queue_cycles
@@ -797,9 +801,14 @@ class L2:
         cycle, GPU-wide) and then by the write-data path (``l2.write_data_bytes_per_s``); ``t``
         where one is not limited."""
         self.count["l2_write_requests"] += n
-        if self.write_request_cycles and n:
-            t = self._take("write", t, n, self.write_request_cycles)
         port = t
+        if self.write_request_cycles and n:
+            if self.writes_alone is not None:  # the port is shared: the SM waits only behind the writes
+                self.writes_alone[0] = max(t, self.writes_alone[0]) + n * self.write_request_cycles
+                port = self.writes_alone[0] - self.write_request_cycles
+            t = self._take("write", t, n, self.write_request_cycles)
+            if self.writes_alone is None:
+                port = t
         if self.write_data_bytes_per_cycle and sectors:
             per = self.sector / self.write_data_bytes_per_cycle
             start = max(t, self.data_free)
