@@ -18,7 +18,8 @@ each leave one part out:
 * ``bu_full``: the corpus's bottom-up step (one thread per vertex; the first parent found ends
   the search, the vertex's level is stored and ``atomicAdd(found, 1)`` counts it);
 * ``bu_nored``: without the ``atomicAdd``;
-* ``bu_loads``: without the atomic and the store (the same searches).
+* ``bu_loads``: without the atomic and the store (the search then has no effect, and NVVM drops it:
+  this times the vertex's own level check only).
 
 Each launch starts from the inputs as generated (the levels and the queue are restored before
 it). On the GPU machine (repository root; clocks untouched)::
