@@ -9,7 +9,9 @@ runtime and CuPy versions, from one ``getDeviceProperties``: every probe's and
 :func:`validation.gpu.provenance`'s device fields come from it), :func:`sim_against_gpu` (a
 probe's ``sim`` subcommand: its launches on gpusim beside the GPU's ncu rows) and
 :func:`second_launches` (the measured rows of a probe that launches each kernel twice under ncu),
-and :data:`MIX_CU`, the CUDA integer hash the random-access probes place their accesses with.
+and :data:`MIX_CU`, the CUDA integer hash the random-access probes place their accesses with;
+for the probes that take a corpus kernel apart (``*_parts.py``): :func:`parts_parser` (their
+command line) and :func:`stall_ratios` (gpusim's stall samples under ncu's per-issue names).
 
 Imports the standard library only -- no gpusim, no numpy; cupy is passed in by the caller -- so
 the probe scripts (``validation/probes/*.py``) can import it on a GPU machine without gpusim's
@@ -24,7 +26,7 @@ import sys
 from types import ModuleType
 
 __all__ = ["MIX_CU", "PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite",
-           "second_launches", "sim_against_gpu"]
+           "parts_parser", "second_launches", "sim_against_gpu", "stall_ratios"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = ROOT / "validation" / "probes"
@@ -155,3 +157,38 @@ def sim_against_gpu(prog: str, argv: list[str], gpu_rows, simulate, counter: tup
             rows.sort(key=lambda r: labels.index(r["launch"]))
             pathlib.Path(a.out).write_text(json.dumps({"gpu_config": a.gpu, "overrides": over, "rows": rows},
                                                       indent=1))
+
+
+def stall_ratios(metrics: dict, issued: float, stalls) -> dict[str, float]:
+    """gpusim's stall samples of each reason in ``stalls`` per instruction issued, under ncu's name
+    ``smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`` (``metrics``: a launch
+    result's metrics; ``issued``: its ``smsp__inst_executed.sum``; reasons gpusim does not report,
+    or no instruction issued, are left out)."""
+    out = {}
+    for s in stalls:
+        v = metrics.get(f"smsp__pcsamp_warps_issue_stalled_{s}")
+        if v is not None and issued:
+            out[f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio"] = float(v) / issued
+    return out
+
+
+def parts_parser(prog: str, labels=None):
+    """The command line of the probes that take a corpus kernel apart (``*_parts.py``): one of
+    ``--gpu`` (every kernel twice on the GPU, under ncu), ``--sim OUT.json`` (on gpusim),
+    ``--table NCU_CSV SIM_JSON`` or ``--metrics`` (ncu's ``--metrics`` argument); ``--jobs N``,
+    ``--set FIELD=VALUE ...`` (gpusim's config overrides) and ``--labels L ...`` (the launches,
+    ``labels`` their choices; default all). Returns (the parser, its exclusive group), for a probe
+    to add its own modes to."""
+    import argparse
+    import pathlib
+
+    p = argparse.ArgumentParser(prog=prog)
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--gpu", action="store_true", help="launch every kernel twice on the GPU, under ncu")
+    g.add_argument("--sim", type=pathlib.Path, help="run the kernels on gpusim; write the metrics (JSON)")
+    g.add_argument("--table", nargs=2, type=pathlib.Path, metavar=("NCU_CSV", "SIM_JSON"))
+    g.add_argument("--metrics", action="store_true", help="print ncu's --metrics argument")
+    p.add_argument("--jobs", type=int, default=1, help="launches simulated at once (--sim)")
+    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="gpusim config overrides (--sim)")
+    p.add_argument("--labels", nargs="+", default=None, choices=labels, help="the launches to run (default: all)")
+    return p, g

@@ -129,3 +129,20 @@ def test_probe_modules_import_without_gpusim():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     n, bad = proc.stdout.split(" ", 1)
     assert int(n) > 0 and bad.strip() == "[]"
+
+
+def test_the_parts_probes_share_a_command_line_and_the_stall_ratios():
+    from validation import probekit
+
+    p, _ = probekit.parts_parser("x.py", ("a", "b"))
+    a = p.parse_args(["--sim", "out.json", "--jobs", "4", "--labels", "b", "--set", "l2.slices=8"])
+    assert (str(a.sim), a.jobs, a.labels, a.set, a.gpu) == ("out.json", 4, ["b"], ["l2.slices=8"], False)
+    with pytest.raises(SystemExit):
+        p.parse_args(["--gpu", "--metrics"])       # one mode
+    with pytest.raises(SystemExit):
+        p.parse_args(["--gpu", "--labels", "c"])   # not a launch
+    m = {"smsp__pcsamp_warps_issue_stalled_wait": 30.0, "smsp__pcsamp_warps_issue_stalled_barrier": 0.0}
+    assert probekit.stall_ratios(m, 10.0, ("wait", "barrier", "drain")) == {
+        "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio": 3.0,
+        "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio": 0.0}
+    assert probekit.stall_ratios(m, 0.0, ("wait",)) == {}

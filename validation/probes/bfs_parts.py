@@ -35,13 +35,14 @@ OUT.json [--jobs N] [--set FIELD=VALUE ...]`` (timed as the corpus times them: s
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
 
 if __name__ == "__main__":
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+
+from validation import probekit  # noqa: E402
 
 CODE = r"""
 #define UNVISITED 0xffffffffu
@@ -158,20 +159,14 @@ def _sim_one(item) -> dict:
         dev = [gpusim.asarray(a) if isinstance(a, np.ndarray) else a for a in host_args(label)]
         r = _launch(gpusim, gpusim.RawModule(code=CODE), label, dev)
     m = r.metrics
-    out = {k: float(m[k]) for k in METRICS if k in m}
-    issued = m.get("smsp__inst_executed.sum", 0.0)
-    for s in STALLS:
-        v = m.get(f"smsp__pcsamp_warps_issue_stalled_{s}")
-        if v is not None and issued:
-            out[f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio"] = float(v) / issued
+    out = {k: float(m[k]) for k in METRICS if k in m} | probekit.stall_ratios(m, m.get("smsp__inst_executed.sum", 0.0),
+                                                                             STALLS)
     return out | {"sampling": str(r.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
 
 
 def table(csv_path: pathlib.Path, sim_json: pathlib.Path) -> str:
     """Cycles (and each variant's saving from its ``*_full``), atomics' requests, DRAM bytes and two
     warp states, the H100 beside gpusim."""
-    from validation import probekit
-
     hw = probekit.second_launches(csv_path, set(LAUNCHES), list(LAUNCHES), METRICS)
     sim = json.loads(sim_json.read_text())
     c = "sm__cycles_elapsed.avg"
@@ -194,16 +189,7 @@ def table(csv_path: pathlib.Path, sim_json: pathlib.Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="validation/probes/bfs_parts.py")
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--gpu", action="store_true", help="launch every kernel twice on the GPU, under ncu")
-    g.add_argument("--sim", type=pathlib.Path, help="run the kernels on gpusim; write the metrics (JSON)")
-    g.add_argument("--table", nargs=2, type=pathlib.Path, metavar=("NCU_CSV", "SIM_JSON"))
-    g.add_argument("--metrics", action="store_true", help="print ncu's --metrics argument")
-    p.add_argument("--jobs", type=int, default=1, help="launches simulated at once (--sim)")
-    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="gpusim config overrides")
-    p.add_argument("--labels", nargs="+", default=None, choices=LAUNCHES, help="the launches to run (default: all)")
-    a = p.parse_args(argv)
+    a = probekit.parts_parser("validation/probes/bfs_parts.py", LAUNCHES)[0].parse_args(argv)
     labels = [lab for lab in LAUNCHES if a.labels is None or lab in a.labels]
     if a.metrics:
         print(",".join(METRICS))

@@ -175,13 +175,11 @@ def _sim_one(item) -> dict:
         bufs = _buffers(gpusim)
         r = _launch(gpusim, gpusim.RawModule(code=CODE, options=("-std=c++17",)), label, bufs, stamp)
         rows = np.asarray(bufs[3].get()).reshape(-1, 7) if stamp else None
+    from validation import probekit
+
     m = r.metrics
-    out = {k: float(m[k]) for k in METRICS if k in m}
-    issued = m.get("smsp__inst_executed.sum", 0.0)
-    for s in STALLS:
-        v = m.get(f"smsp__pcsamp_warps_issue_stalled_{s}")
-        if v is not None and issued:
-            out[f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio"] = float(v) / issued
+    out = {k: float(m[k]) for k in METRICS if k in m} | probekit.stall_ratios(m, m.get("smsp__inst_executed.sum", 0.0),
+                                                                             STALLS)
     out |= {"sampling": str(r.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
     return (out, rows) if stamp else out
 

@@ -34,7 +34,6 @@ Needs CuPy (``--gpu``) or gpusim (``--sim``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import pathlib
 import sys
@@ -205,16 +204,9 @@ def table(csv_path: pathlib.Path, sim_json: pathlib.Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="validation/probes/stencil_parts.py")
-    g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--gpu", action="store_true", help="launch every kernel twice on the GPU (CuPy), under ncu")
-    g.add_argument("--sim", type=pathlib.Path, help="run on gpusim; write the metrics to this JSON")
-    g.add_argument("--table", nargs=2, type=pathlib.Path, metavar=("NCU_CSV", "SIM_JSON"))
-    g.add_argument("--metrics", action="store_true", help="print ncu's --metrics argument")
-    p.add_argument("--jobs", type=int, default=1, help="launches simulated at once (--sim)")
-    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="gpusim config overrides (--sim)")
-    p.add_argument("--labels", nargs="+", default=None, help="the launches to simulate (--sim; default: all)")
-    a = p.parse_args(argv)
+    from validation import probekit
+
+    a = probekit.parts_parser("validation/probes/stencil_parts.py")[0].parse_args(argv)
     if a.metrics:
         print(",".join(METRICS))
     elif a.table:
