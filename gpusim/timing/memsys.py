@@ -220,6 +220,13 @@ def home_partition(line: int, partitions: int, side: int = 0) -> int:
     return side if line >= _LOCAL_LINE else (line * 2654435761 >> 16) % partitions
 
 
+def _book(free: list[float], t: float, n: int, cycles: float) -> float:
+    """``n`` requests arrive at cycle ``t`` at a server free again at ``free[0]``, each holding it
+    ``cycles``: books them (first come, first served) and returns the cycle the last one starts."""
+    free[0] = max(t, free[0]) + n * cycles
+    return free[0] - cycles
+
+
 def side_of(sm: int, partitions: int, sides: tuple[int, ...] | None = None) -> int:
     """The L2 partition near SM ``sm``: ``sides[sm]`` (``l2.sm_partitions``, measured per chip:
     ``validation/probes/far_hit.py``) or, where not given, ``sm % partitions`` (ASSUMED)."""
@@ -791,9 +798,7 @@ class L2:
     def _take(self, kind: str, t: float, n: int, cycles: float) -> float:
         """``n`` requests of ``kind`` arrive at the request port at cycle ``t``, each holding it
         ``cycles``: returns the cycle the last is taken."""
-        free = self.port_free[kind]
-        free[0] = max(t, free[0]) + n * cycles
-        return free[0] - cycles
+        return _book(self.port_free[kind], t, n, cycles)
 
     def take_writes(self, t: float, n: int, sectors: int) -> tuple[float, float]:
         """``n`` write requests of ``sectors`` sectors in all arrive at cycle ``t``; returns the
@@ -803,12 +808,11 @@ class L2:
         self.count["l2_write_requests"] += n
         port = t
         if self.write_request_cycles and n:
-            if self.writes_alone is not None:  # the port is shared: the SM waits only behind the writes
-                self.writes_alone[0] = max(t, self.writes_alone[0]) + n * self.write_request_cycles
-                port = self.writes_alone[0] - self.write_request_cycles
-            t = self._take("write", t, n, self.write_request_cycles)
-            if self.writes_alone is None:
-                port = t
+            c = self.write_request_cycles
+            # the port is shared: the SM waits only behind the writes
+            alone = _book(self.writes_alone, t, n, c) if self.writes_alone is not None else None
+            t = self._take("write", t, n, c)
+            port = t if alone is None else alone
         if self.write_data_bytes_per_cycle and sectors:
             per = self.sector / self.write_data_bytes_per_cycle
             start = max(t, self.data_free)
