@@ -26,7 +26,7 @@ import sys
 from types import ModuleType
 
 __all__ = ["MIX_CU", "PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite",
-           "parts_parser", "second_launches", "sim_against_gpu", "stall_ratios"]
+           "parts_parser", "probe_main", "second_launches", "sim_against_gpu", "stall_ratios"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = ROOT / "validation" / "probes"
@@ -157,6 +157,19 @@ def sim_against_gpu(prog: str, argv: list[str], gpu_rows, simulate, counter: tup
             rows.sort(key=lambda r: labels.index(r["launch"]))
             pathlib.Path(a.out).write_text(json.dumps({"gpu_config": a.gpu, "overrides": over, "rows": rows},
                                                       indent=1))
+
+
+def probe_main(prog: str, argv: list[str], main, gpu_rows, simulate, counter: tuple[str, str], table=None) -> None:
+    """The command line of a probe with a GPU side and a gpusim side: ``sim CSV OUT.json ...``
+    (:func:`sim_against_gpu` with ``gpu_rows``, ``simulate`` and ``counter``), ``--table CSV
+    [SIM_JSON]`` (prints ``table(CSV[, SIM_JSON])``, where the probe has one), else ``main()`` (the
+    launches on the GPU). ``argv``: the arguments after the script's name."""
+    if argv[:1] == ["sim"]:
+        sim_against_gpu(prog, argv[1:], gpu_rows, simulate, counter)
+    elif table is not None and argv[:1] == ["--table"]:
+        print(table(*argv[1:3]))
+    else:
+        main()
 
 
 def stall_ratios(metrics: dict, issued: float, stalls) -> dict[str, float]:

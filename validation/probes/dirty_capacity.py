@@ -179,10 +179,5 @@ def table(csv: str, sim_json: str | None = None) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["sim"]:
-        from validation.probekit import sim_against_gpu
-        sim_against_gpu("dirty_capacity.py", sys.argv[2:], gpu_rows, simulate, ("dram_read_bytes", "DRAM read bytes"))
-    elif sys.argv[1:2] == ["--table"]:
-        print(table(*sys.argv[2:4]))
-    else:
-        main()
+    from validation.probekit import probe_main
+    probe_main("dirty_capacity.py", sys.argv[1:], main, gpu_rows, simulate, ("dram_read_bytes", "DRAM read bytes"), table)

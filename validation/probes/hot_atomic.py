@@ -170,15 +170,6 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
     return got | {"timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
 
 
-def sim(argv: list[str]) -> None:
-    """``sim CSV OUT.json``: every launch on gpusim against the GPU's rows."""
-    from validation.probekit import sim_against_gpu
-
-    sim_against_gpu("hot_atomic.py", argv, gpu_rows, simulate, ("atomic_requests", "L2 atomic requests"))
-
-
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["sim"]:
-        sim(sys.argv[2:])
-    else:
-        main()
+    from validation.probekit import probe_main
+    probe_main("hot_atomic.py", sys.argv[1:], main, gpu_rows, simulate, ("atomic_requests", "L2 atomic requests"))
