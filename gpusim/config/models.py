@@ -331,6 +331,11 @@ class L2Spec(BaseModel):
     atomic_sector_cycles: float = Field(
         0.0, ge=0, description="timing model, contended atomics: cycles each further sector of one request "
         "adds to its slice's time, cycles; default 0")
+    slice_read_cycles: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: cycles a read request (a line of a load) holds "
+        "the atomic unit of its L2 slice (atomic_granule_bytes granules hashed over `slices`, as an atomic's): "
+        "reads and atomics take turns at a slice, so reads homed with a hot address wait behind its updates; "
+        "cycles; 0 = reads pass the atomic units (the default)")
     atomic_granule_bytes: int = Field(
         512, strict=True, ge=1, description="timing model, contended atomics: bytes of consecutive addresses "
         "homed in one L2 slice, bytes; default 512")
@@ -340,6 +345,10 @@ class L2Spec(BaseModel):
     atomic_return_requests_per_cycle: float = Field(
         0.0, ge=0, description="timing model, contended atomics: atom requests (old value returned) the whole "
         "L2 takes a cycle, requests per SM cycle; 0 = atomic_requests_per_cycle (the default)")
+    atomic_queue_requests: int = Field(
+        32, strict=True, ge=1, description="timing model, contended atomics: atomic requests one SM may have "
+        "waiting in the L2 (taken by the port, not yet started at their slice's atomic unit or address); past "
+        "that its L1 stage holds until they fall back to this many, requests; default 32")
     localizes_far_reads: bool = Field(
         False, description="timing model: the L2 is `partitions` caches of size_bytes / partitions, each homing "
         "a hash's share of the lines; an SM reading a line homed in another partition looks up the copy in its "

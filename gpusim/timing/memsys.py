@@ -83,6 +83,7 @@ Imports numpy, gpusim.config and gpusim.memmodel only; never simpy or cupy.
 from __future__ import annotations
 
 import collections
+import heapq
 import math
 
 import numpy as np
@@ -704,6 +705,8 @@ class L2:
             t = self._take("read", t, len(lines), self.read_request_cycles)
         start = self._serve(t, n, self.read_bytes_per_cycle)
         done = start + self.latency
+        if self.slice_read and op == "read":
+            done = self._take_turns(start, lines, done)
         dram_bytes = 0
         dram_lines = []
         dram_masks = []
@@ -749,6 +752,24 @@ class L2:
         if self.pending is not None and source is not None:
             self._note_pending(t, lines, masks, done, source)
         return done if joined is None else max(done, joined)
+
+    def _take_turns(self, start: float, lines: list[int], done: float) -> float:
+        """``l2.slice_read_cycles``: each line of a read reaching the slices at ``start`` waits for its
+        slice's atomic unit (:meth:`atomic_slice`) and holds it that long (times
+        :attr:`address_share`: in a sampled slice every SM's reads reach every slice); returns
+        ``done`` delayed by the longest wait."""
+        slices, hold = self.atom_slices, self.slice_read * self.address_share
+        wait = 0.0
+        for line in lines:
+            k = self.atomic_slice(line)
+            s = slices[k]
+            if s > start:
+                if s - start > wait:
+                    wait = s - start
+            else:
+                s = start
+            slices[k] = s + hold
+        return done + wait
 
     def _join(self, t: float, lines: list[int], masks: list[int], served: dict[int, str] | None,
               source: int) -> tuple[list[int], list[int], float | None]:
@@ -887,6 +908,8 @@ class L2:
         self.atom_granule = max(1, l2.atomic_granule_bytes // l2.line_bytes)
         #: the cycle each slice's atomic unit is free again (None: no per-slice limit)
         self.atom_slices: list[float] | None = [0.0] * (l2.slices or 1) if l2.atomic_slice_cycles else None
+        #: cycles a read request holds its slice's atomic unit (0: reads pass them)
+        self.slice_read = l2.slice_read_cycles if self.atom_slices is not None else 0.0
         red = 1.0 / l2.atomic_requests_per_cycle if l2.atomic_requests_per_cycle else 0.0
         ret = l2.atomic_return_requests_per_cycle
         #: cycles of the GPU-wide request port per request: (red, atom)
@@ -902,8 +925,10 @@ class L2:
         #: single SM updates keeps its costs (a COO SpMV's rows, which one warp updates, came out
         #: 9x slower than in the detailed engine when every address and slice was scaled)
         self.address_share = 1.0
-        #: the cycle the last request of the latest contended atomic started
-        self.atom_last = 0.0
+        #: the cycles the requests of the latest contended atomic start (the SM's L1 holds on them)
+        self.atom_starts: list[float] = []
+        #: ``l2.atomic_queue_requests``: the requests an SM may have waiting before its L1 holds
+        self.atom_queue = l2.atomic_queue_requests
 
     def atomic_slice(self, line: int) -> int:
         """The slice whose atomic unit executes the updates of ``line`` (ASSUMED hash: the
@@ -948,7 +973,7 @@ class L2:
             sent = [(r[0], r[1]) for r in requests] if contended else zip(lines, masks)
             self.count[f"l2_{op}_far_sectors"] += sum(_POPCOUNT[m] for ln, m in sent if self.far(ln, side))
         if contended:
-            last = self.atom_last = self._contend(t, requests, reduction, float_op, sm)
+            last = self._contend(t, requests, reduction, float_op, sm)
             c = self.count
             c[f"l2_{op}_requests"] += len(requests) - len(lines)
             c[f"l2_{op}_sectors"] += sum(_POPCOUNT[m] for _, m, _ in requests) - sum(_POPCOUNT[m] for m in masks)
@@ -968,6 +993,7 @@ class L2:
         free = self.address_free
         owner = self.address_sm
         last = t
+        starts = self.atom_starts = []  # (read by L1.atomic)
         for line, mask, addrs in requests:
             s = t
             if port:
@@ -987,6 +1013,7 @@ class L2:
             if per_addr:
                 for a, h in zip(addrs, hot):
                     free[a] = s + per_addr * (self.address_share if h else 1.0)
+            starts.append(s)
             if s > last:
                 last = s
         return last
@@ -1071,6 +1098,8 @@ class L1:
         self.miss_free = 0.0
         #: ``l1.hits_wait_for_fills``: line -> (sectors, cycle) of this L1's misses in flight (None: not modelled)
         self.fills: InFlight | None = InFlight() if cfg.l1.hits_wait_for_fills else None
+        #: the cycles this SM's contended atomic requests waiting in the L2 start (a heap)
+        self.atom_queue: list[float] = []
 
     def _miss(self, t: float, n: int) -> float:
         """``n`` line requests of a load leave for L2 at ``t``: returns the cycle the last leaves
@@ -1177,9 +1206,18 @@ class L1:
         if requests is not None and self.l2.contended:
             t = self._stage(now, len(requests))
             done = self.l2.atomic(t, lines, masks, serial, reduction, served, requests, float_op, self.sm)
-            # back-pressure, as for stores: the stage stays busy until the L2 is no more than
-            # l2.write_queue_cycles behind starting this warp's last request (ASSUMED the same queue)
-            self.free = max(self.free, self.l2.atom_last - self.l2.write_queue, self.l2.backlog())
+            # back-pressure: the SM's requests wait in the L2's queues (the port, their slice's
+            # atomic unit, their address); past l2.atomic_queue_requests of them the stage holds
+            # until they fall back to that many (validation/probes/hot_atomic.py)
+            queue = self.atom_queue
+            for s in self.l2.atom_starts:
+                heapq.heappush(queue, s)
+            while queue and queue[0] <= t:
+                heapq.heappop(queue)
+            held = 0.0
+            while len(queue) > self.l2.atom_queue:
+                held = heapq.heappop(queue)
+            self.free = max(self.free, held, self.l2.backlog())
             return done
         t = self._stage(now, len(lines))
         return self.l2.atomic(t, lines, masks, serial, reduction, served, sm=self.sm)
