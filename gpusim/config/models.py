@@ -336,6 +336,10 @@ class L2Spec(BaseModel):
         "the atomic unit of its L2 slice (atomic_granule_bytes granules hashed over `slices`, as an atomic's): "
         "reads and atomics take turns at a slice, so reads homed with a hot address wait behind its updates; "
         "cycles; 0 = reads pass the atomic units (the default)")
+    slice_read_sector_cycles: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: cycles each sector of a read request holds its "
+        "slice's atomic unit where that is longer than slice_read_cycles (the slice's data path), cycles; "
+        "default 0")
     atomic_granule_bytes: int = Field(
         512, strict=True, ge=1, description="timing model, contended atomics: bytes of consecutive addresses "
         "homed in one L2 slice, bytes; default 512")

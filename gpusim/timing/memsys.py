@@ -706,7 +706,7 @@ class L2:
         start = self._serve(t, n, self.read_bytes_per_cycle)
         done = start + self.latency
         if self.slice_read and op == "read":
-            done = self._take_turns(start, lines, done)
+            done = self._take_turns(start, lines, masks, done)
         dram_bytes = 0
         dram_lines = []
         dram_masks = []
@@ -753,14 +753,14 @@ class L2:
             self._note_pending(t, lines, masks, done, source)
         return done if joined is None else max(done, joined)
 
-    def _take_turns(self, start: float, lines: list[int], done: float) -> float:
+    def _take_turns(self, start: float, lines: list[int], masks: list[int], done: float) -> float:
         """``l2.slice_read_cycles``: each line of a read reaching the slices at ``start`` waits for its
-        slice's atomic unit (:meth:`atomic_slice`) and holds it that long (times
-        :attr:`address_share`: in a sampled slice every SM's reads reach every slice); returns
-        ``done`` delayed by the longest wait."""
-        slices, hold = self.atom_slices, self.slice_read * self.address_share
+        slice's atomic unit (:meth:`atomic_slice`) and holds it that long, or
+        ``slice_read_sector_cycles`` a sector if longer (times :attr:`address_share`: in a sampled
+        slice every SM's reads reach every slice); returns ``done`` delayed by the longest wait."""
+        slices, share, hold = self.atom_slices, self.address_share, self.read_hold
         wait = 0.0
-        for line in lines:
+        for line, mask in zip(lines, masks):
             k = self.atomic_slice(line)
             s = slices[k]
             if s > start:
@@ -768,7 +768,7 @@ class L2:
                     wait = s - start
             else:
                 s = start
-            slices[k] = s + hold
+            slices[k] = s + hold[mask] * share
         return done + wait
 
     def _join(self, t: float, lines: list[int], masks: list[int], served: dict[int, str] | None,
@@ -910,6 +910,8 @@ class L2:
         self.atom_slices: list[float] | None = [0.0] * (l2.slices or 1) if l2.atomic_slice_cycles else None
         #: cycles a read request holds its slice's atomic unit (0: reads pass them)
         self.slice_read = l2.slice_read_cycles if self.atom_slices is not None else 0.0
+        #: sector mask -> cycles a read request of those sectors holds its slice's atomic unit
+        self.read_hold = [max(self.slice_read, l2.slice_read_sector_cycles * _POPCOUNT[m]) for m in range(16)]
         red = 1.0 / l2.atomic_requests_per_cycle if l2.atomic_requests_per_cycle else 0.0
         ret = l2.atomic_return_requests_per_cycle
         #: cycles of the GPU-wide request port per request: (red, atom)

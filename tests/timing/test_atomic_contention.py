@@ -151,6 +151,20 @@ def test_reads_take_turns_with_atomics_at_their_slice():
     assert next_on - next_off == pytest.approx(1.0, abs=1e-9)  # the read held the unit a cycle
 
 
+def test_a_read_of_more_sectors_holds_its_slice_longer_where_its_sectors_take_longer():
+    # 0.75 cycles a sector: one sector holds the slice 1 cycle (slice_read_cycles), 4 sectors 3
+    for sectors, held in ((1, 1.0), (4, 3.0)):
+        mem = _mem(atomic_slice_cycles=2.0, slice_read_cycles=1.0, slice_read_sector_cycles=0.75)
+        _atomic(mem, 0, [4096])
+        t = _atomic(mem, 1, [4096])
+        mem = _mem(atomic_slice_cycles=2.0, slice_read_cycles=1.0, slice_read_sector_cycles=0.75)
+        _atomic(mem, 0, [4096])
+        mem.load(2, 0, np.arange(4224 // 32, 4224 // 32 + sectors))
+        # the second update waits for the first and then the read (it came first): the hold, and
+        # the read's sectors ahead of it on the bandwidth server
+        assert _atomic(mem, 1, [4096]) - t == pytest.approx(held + sectors * _slot(mem), abs=1e-9)
+
+
 def test_an_sm_holds_its_l1_once_its_atomics_queue_past_the_limit():
     # one address, 2 cycles an update; SM 0 sends 6 requests (its lanes on the one word: 6 cycles
     # in its stage, starting at 0, 2, ..., 10), then 6 more (stage at 6, starting at 12, ..., 22).
