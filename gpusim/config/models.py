@@ -334,8 +334,8 @@ class L2Spec(BaseModel):
     slice_read_cycles: float = Field(
         0.0, ge=0, description="timing model, contended atomics: cycles a read request (a line of a load) holds "
         "the atomic unit of its L2 slice (atomic_granule_bytes granules hashed over `slices`, as an atomic's): "
-        "reads and atomics take turns at a slice, so reads homed with a hot address wait behind its updates; "
-        "cycles; 0 = reads pass the atomic units (the default)")
+        "reads and atomics take turns at a slice, so reads homed with a hot address wait behind its updates "
+        "(needs atomic_slice_cycles); cycles; 0 = reads pass the atomic units (the default)")
     slice_read_sector_cycles: float = Field(
         0.0, ge=0, description="timing model, contended atomics: cycles each sector of a read request holds its "
         "slice's atomic unit where that is longer than slice_read_cycles (the slice's data path), cycles; "

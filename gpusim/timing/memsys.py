@@ -51,8 +51,11 @@ The model, with its sources (hardware-facts.md section numbers):
   set on the H100 from ``validation/probes/atomic_contention.py``) the L1 sends a warp's lanes on
   one address as separate requests (:func:`atomic_requests`), and each request waits for the
   GPU-wide request port, its slice's atomic unit (a hash of its 512 B granule, ASSUMED) and its
-  addresses' previous updates (:meth:`L2.atomic`); without them lanes updating one address are
-  applied one after the other, ``l2.atomic_serial_cycles`` each (ASSUMED 1).
+  addresses' previous updates (:meth:`L2.atomic`); a read request takes its turn at its slice's
+  atomic unit too (``l2.slice_read_cycles``, ``validation/probes/slice_turns.py``), and an SM's L1
+  holds while more than ``l2.atomic_queue_requests`` of its atomic requests wait. Without them
+  lanes updating one address are applied one after the other, ``l2.atomic_serial_cycles`` each
+  (ASSUMED 1).
   Irregular access (``validation/probes/random_access.py``): an SM's L1 sends at most
   ``l1.miss_requests_per_cycle`` line requests of loads a cycle, the L2 takes
   ``l2.read_requests_per_cycle`` read requests a cycle GPU-wide, and with
@@ -908,10 +911,10 @@ class L2:
         self.atom_granule = max(1, l2.atomic_granule_bytes // l2.line_bytes)
         #: the cycle each slice's atomic unit is free again (None: no per-slice limit)
         self.atom_slices: list[float] | None = [0.0] * (l2.slices or 1) if l2.atomic_slice_cycles else None
-        #: cycles a read request holds its slice's atomic unit (0: reads pass them)
-        self.slice_read = l2.slice_read_cycles if self.atom_slices is not None else 0.0
         #: sector mask -> cycles a read request of those sectors holds its slice's atomic unit
-        self.read_hold = [max(self.slice_read, l2.slice_read_sector_cycles * _POPCOUNT[m]) for m in range(16)]
+        self.read_hold = [max(l2.slice_read_cycles, l2.slice_read_sector_cycles * _POPCOUNT[m]) for m in range(16)]
+        #: reads take turns with atomics at their slice (``l2.slice_read_cycles``; needs the slices)
+        self.slice_read = self.atom_slices is not None and any(self.read_hold)
         red = 1.0 / l2.atomic_requests_per_cycle if l2.atomic_requests_per_cycle else 0.0
         ret = l2.atomic_return_requests_per_cycle
         #: cycles of the GPU-wide request port per request: (red, atom)

@@ -126,9 +126,9 @@ def _other_slice_line(l2: memsys.L2, line: int) -> int:
 def test_reads_take_turns_with_atomics_at_their_slice():
     # 10 updates of 4096 book its slice's atomic unit for 20 cycles; a read of another line of that
     # slice (4224: the same 512 B granule) waits behind them and then holds the unit 1 cycle; a read
-    # of a line of another slice does not wait. With slice_read_cycles 0 neither waits.
+    # of a line of another slice does not wait. With slice_read_cycles 0 (and no sector cycles) neither waits.
     def reads(cycles: float) -> tuple[float, float, float]:
-        mem = _mem(atomic_slice_cycles=2.0, slice_read_cycles=cycles)
+        mem = _mem(atomic_slice_cycles=2.0, slice_read_cycles=cycles, slice_read_sector_cycles=0.0)
         l2 = mem.l2
         for sm in range(10):
             _atomic(mem, sm, [4096])
