@@ -91,6 +91,19 @@ def second_launches(path: str | pathlib.Path, kernels, labels: list[str], metric
     return {lab: {m: num(rows[2 * i + 1].get(m, "")) for m in metrics} for i, lab in enumerate(labels)}
 
 
+def counter_values(metrics: dict, counters: dict[str, tuple[str, ...]]) -> dict[str, float]:
+    """``{key: the sum of its metrics}`` for each ``key: (metric names)`` of ``counters``, from one
+    launch's ``metrics`` (an ncu row or a gpusim result's; a metric it lacks counts 0)."""
+    return {key: float(sum(metrics.get(m, 0.0) for m in names)) for key, names in counters.items()}
+
+
+def counter_rows(path: str | pathlib.Path, kernels, labels: list[str],
+                 counters: dict[str, tuple[str, ...]]) -> dict[str, dict[str, float]]:
+    """label -> :func:`counter_values` of its measured row in ncu's CSV (:func:`second_launches`)."""
+    metrics = sorted({m for names in counters.values() for m in names})
+    return {lab: counter_values(r, counters) for lab, r in second_launches(path, kernels, labels, metrics).items()}
+
+
 def device_info(cupy, device: int = 0) -> dict:
     """Device ``device``'s identity and sizes as CuPy's runtime reports them (nothing is set).
 

@@ -145,9 +145,7 @@ def gpu_rows(path: str) -> dict[str, dict[str, float]]:
     """label -> :data:`COUNTERS` from ncu's CSV (the second row of each launch)."""
     from validation import probekit
 
-    metrics = sorted({m for names in COUNTERS.values() for m in names})
-    rows = probekit.second_launches(path, {k for _, k, *_ in PATTERNS}, [p[0] for p in PATTERNS], metrics)
-    return {lab: {key: sum(r[m] for m in names) for key, names in COUNTERS.items()} for lab, r in rows.items()}
+    return probekit.counter_rows(path, {k for _, k, *_ in PATTERNS}, [p[0] for p in PATTERNS], COUNTERS)
 
 
 def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs: int = 1) -> dict:
@@ -157,6 +155,7 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
     import numpy as np
 
     import gpusim
+    from validation.probekit import counter_values
 
     t0 = time.perf_counter()
     _, k, *shape, ctas = next(r for r in launches() if r[0] == label)
@@ -165,8 +164,7 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
         x = gpusim.asarray(np.arange(READ_WORDS, dtype=np.uint32))
         res = gpusim.RawModule(code=CODE).get_function(k)((ctas,), (BLOCK,),
                                                            _args(gpusim, np, *shape, ctas, base, x))
-    m = res.metrics
-    got = {key: float(sum(m.get(n, 0.0) for n in names)) for key, names in COUNTERS.items()}
+    got = counter_values(res.metrics, COUNTERS)
     return got | {"timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
 
 

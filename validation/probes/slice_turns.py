@@ -88,9 +88,7 @@ def gpu_rows(path: str) -> dict[str, dict[str, float]]:
     """label -> :data:`COUNTERS` from ncu's CSV (the second row of each launch)."""
     from validation import probekit
 
-    metrics = sorted({m for names in COUNTERS.values() for m in names})
-    rows = probekit.second_launches(path, {"line_reads"}, [p[0] for p in PATTERNS], metrics)
-    return {lab: {key: sum(r[m] for m in names) for key, names in COUNTERS.items()} for lab, r in rows.items()}
+    return probekit.counter_rows(path, {"line_reads"}, [p[0] for p in PATTERNS], COUNTERS)
 
 
 def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs: int = 1) -> dict:
@@ -101,6 +99,7 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
     import numpy as np
 
     import gpusim
+    from validation.probekit import counter_values
 
     t0 = time.perf_counter()
     red, sectors = next(p[1:] for p in PATTERNS if p[0] == label)
@@ -110,8 +109,7 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
         x = gpusim.asarray(np.arange(LINES * 32, dtype=np.uint32))
         res = gpusim.RawModule(code=CODE).get_function("line_reads")((ctas,), (BLOCK,),
                                                                       _args(gpusim, np, red, sectors, ctas, hot, x))
-    m = res.metrics
-    got = {key: float(sum(m.get(n, 0.0) for n in names)) for key, names in COUNTERS.items()}
+    got = counter_values(res.metrics, COUNTERS)
     return got | {"timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
 
 
