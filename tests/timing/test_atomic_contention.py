@@ -134,12 +134,10 @@ def test_reads_take_turns_with_atomics_at_their_slice():
             _atomic(mem, sm, [4096])
         other = _other_slice_line(l2, 4096 // 128)
         # read from SMs near the lines' homes (a far home's latency would hide the wait)
-        near = [next(sm for sm in range(20, 132) if l2.side(sm) == l2.home(line) and sm != skip)
-                for line, skip in ((4224 // 128, -1), (other, -1))]
-        if near[1] == near[0]:
-            near[1] = next(sm for sm in range(near[0] + 1, 132) if l2.side(sm) == l2.home(other))
-        same = mem.load(near[0], 0, np.array([4224 // 32]))
-        far = mem.load(near[1], 0, np.array([other * 4]))
+        sm_same = next(sm for sm in range(20, 132) if l2.side(sm) == l2.home(4224 // 128))
+        sm_other = next(sm for sm in range(20, 132) if l2.side(sm) == l2.home(other) and sm != sm_same)
+        same = mem.load(sm_same, 0, np.array([4224 // 32]))
+        far = mem.load(sm_other, 0, np.array([other * 4]))
         return same, far, _atomic(mem, 10, [4096])
 
     same_on, far_on, next_on = reads(1.0)
