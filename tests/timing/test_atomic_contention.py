@@ -137,15 +137,15 @@ def test_reads_take_turns_with_atomics_at_their_slice():
         sm_same = next(sm for sm in range(20, 132) if l2.side(sm) == l2.home(4224 // 128))
         sm_other = next(sm for sm in range(20, 132) if l2.side(sm) == l2.home(other) and sm != sm_same)
         same = mem.load(sm_same, 0, np.array([4224 // 32]))
-        far = mem.load(sm_other, 0, np.array([other * 4]))
-        return same, far, _atomic(mem, 10, [4096])
+        elsewhere = mem.load(sm_other, 0, np.array([other * 4]))
+        return same, elsewhere, _atomic(mem, 10, [4096])
 
-    same_on, far_on, next_on = reads(1.0)
-    same_off, far_off, next_off = reads(0.0)
+    same_on, elsewhere_on, next_on = reads(1.0)
+    same_off, elsewhere_off, next_off = reads(0.0)
     mem = _mem(atomic_slice_cycles=2.0)
     start = 10 * _slot(mem)  # the read's place on the bandwidth server, behind the 10 updates' sectors
     assert same_on - same_off == pytest.approx(20.0 - start, abs=1e-9)
-    assert far_on == far_off
+    assert elsewhere_on == elsewhere_off
     assert next_on - next_off == pytest.approx(1.0, abs=1e-9)  # the read held the unit a cycle
 
 
