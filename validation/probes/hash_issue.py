@@ -29,6 +29,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[2]))
 
 from validation.probekit import MIX_CU  # noqa: E402
+from validation.probes.slice_turns import BLOCK, CTAS_PER_SM, ITERS, LINES, READS  # noqa: E402
 
 CODE = MIX_CU + r"""
 // load 0: the hashed indices summed; 1: each loads a word of its line; 2: the same with ld.global.cg
@@ -49,12 +50,7 @@ extern "C" __global__ void hashed(const unsigned* x, unsigned line_mask, unsigne
 }
 """
 
-BLOCK = 256
-CTAS_PER_SM = 8
-ITERS = 16
-READS = 16
-LINES = 1 << 15
-#: (label, load)
+#: (label, load); the grid and loop are slice_turns.py's (BLOCK, CTAS_PER_SM, ITERS, READS, LINES)
 PATTERNS = (("hash only", 0), ("hash + load", 1), ("hash + load.cg", 2), ("hash + load of 2 lines", 3))
 COUNTERS = {"cycles": ("sm__cycles_elapsed.avg",), "instructions": ("smsp__inst_executed.sum",),
             "read_requests": ("lts__t_requests_srcunit_tex_op_read.sum",)}
