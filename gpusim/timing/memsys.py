@@ -930,10 +930,8 @@ class L2:
         #: single SM updates keeps its costs (a COO SpMV's rows, which one warp updates, came out
         #: 9x slower than in the detailed engine when every address and slice was scaled)
         self.address_share = 1.0
-        #: the cycles the requests of the latest contended atomic start (the SM's L1 holds on them)
-        self.atom_starts: list[float] = []
         #: ``l2.atomic_queue_requests``: the requests an SM may have waiting before its L1 holds
-        self.atom_queue = l2.atomic_queue_requests
+        self.atom_queue_limit = l2.atomic_queue_requests
 
     def atomic_slice(self, line: int) -> int:
         """The slice whose atomic unit executes the updates of ``line`` (ASSUMED hash: the
@@ -948,7 +946,7 @@ class L2:
 
     def atomic(self, t: float, lines: list[int], masks: list[int], serial: int, reduction: bool,
                served: dict[int, str] | None = None, requests: list[tuple[int, int, list[int]]] | None = None,
-               float_op: bool = False, sm: int = -1) -> float:
+               float_op: bool = False, sm: int = -1, queue: list[float] | None = None) -> float:
         """A warp's ``atom`` (``reduction`` False) or ``red`` on the sectors, executed here: read
         (counted as ``atom``/``red``), then the sectors are dirty. Returns the cycle the old values
         are ready.
@@ -967,7 +965,9 @@ class L2:
         of a line :meth:`far` from SM ``sm``'s partition are counted again (``l2_{op}_far_sectors``:
         looked up at both partitions, as the H100 counts them: validation/probes/atomic_contention.py's
         1,081,344 red or atom requests of every SM are 1,622,016 ``lts__t_sectors_op_red``/``atom``,
-        1.5 each, half the SMs being far from the line's home; ``sm`` -1: none counted again)."""
+        1.5 each, half the SMs being far from the line's home; ``sm`` -1: none counted again).
+        ``queue``: the SM's heap of its requests' start cycles (:attr:`L1.atom_queue`), which the
+        contended requests' starts are pushed onto."""
         op = "red" if reduction else "atom"
         done = self.read(t, lines, masks, op, served)
         for line, mask in zip(lines, masks):
@@ -978,7 +978,7 @@ class L2:
             sent = [(r[0], r[1]) for r in requests] if contended else zip(lines, masks)
             self.count[f"l2_{op}_far_sectors"] += sum(_POPCOUNT[m] for ln, m in sent if self.far(ln, side))
         if contended:
-            last = self._contend(t, requests, reduction, float_op, sm)
+            last = self._contend(t, requests, reduction, float_op, sm, queue)
             c = self.count
             c[f"l2_{op}_requests"] += len(requests) - len(lines)
             c[f"l2_{op}_sectors"] += sum(_POPCOUNT[m] for _, m, _ in requests) - sum(_POPCOUNT[m] for m in masks)
@@ -987,7 +987,7 @@ class L2:
         return done + serial * c - c  # (done + serial) - 1 when c = 1, as the golden cycles were computed
 
     def _contend(self, t: float, requests: list[tuple[int, int, list[int]]], reduction: bool,
-                 float_op: bool, sm: int = -1) -> float:
+                 float_op: bool, sm: int = -1, queue: list[float] | None = None) -> float:
         """Book ``requests`` arriving at ``t`` on the port, the slices and the addresses (see
         :meth:`atomic`); returns the cycle the last one starts."""
         port = self.atom_port[0 if reduction else 1]
@@ -998,7 +998,6 @@ class L2:
         free = self.address_free
         owner = self.address_sm
         last = t
-        starts = self.atom_starts = []  # (read by L1.atomic)
         for line, mask, addrs in requests:
             s = t
             if port:
@@ -1018,7 +1017,8 @@ class L2:
             if per_addr:
                 for a, h in zip(addrs, hot):
                     free[a] = s + per_addr * (self.address_share if h else 1.0)
-            starts.append(s)
+            if queue is not None:
+                heapq.heappush(queue, s)
             if s > last:
                 last = s
         return last
@@ -1210,17 +1210,15 @@ class L1:
         address as separate requests, :func:`atomic_requests`) to L2, which executes it."""
         if requests is not None and self.l2.contended:
             t = self._stage(now, len(requests))
-            done = self.l2.atomic(t, lines, masks, serial, reduction, served, requests, float_op, self.sm)
+            queue = self.atom_queue
+            done = self.l2.atomic(t, lines, masks, serial, reduction, served, requests, float_op, self.sm, queue)
             # back-pressure: the SM's requests wait in the L2's queues (the port, their slice's
             # atomic unit, their address); past l2.atomic_queue_requests of them the stage holds
             # until they fall back to that many (validation/probes/hot_atomic.py)
-            queue = self.atom_queue
-            for s in self.l2.atom_starts:
-                heapq.heappush(queue, s)
             while queue and queue[0] <= t:
                 heapq.heappop(queue)
             held = 0.0
-            while len(queue) > self.l2.atom_queue:
+            while len(queue) > self.l2.atom_queue_limit:
                 held = heapq.heappop(queue)
             self.free = max(self.free, held, self.l2.backlog())
             return done
