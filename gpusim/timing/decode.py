@@ -90,6 +90,13 @@ class Timed:
             which still passes the SM's shared-memory data stage (one cycle); and
         skip_wait: whether the warp then waits for those loads (a later guarded SASS reads a
             load's result: its scoreboard wait is static) (:meth:`gpusim.sass.KernelSass.skipped_shared`).
+        forward: an instruction ptxas folded into the SASS that uses its result (``slots == 0``,
+            no memory access): the registers it reads. It waits for none of them and holds no
+            issue; its results are ready when the latest of them is (with that one's stall
+            reason), so a later instruction waits for them where the SASS does. ``nvcc``'s ``ld;
+            add; ld; add`` chains, whose ``add``s ptxas folds into ``IADD3``s after all the
+            ``LDG``s (``validation/probes/load_exposure.py``'s ``late``), otherwise issue each load
+            only when the one before it has returned.
         plain: derived, not an argument: the instruction needs none of the issue logic's special
             cases (not a branch, barrier, exit, fence, ``cp.async`` or ``wgmma``, no ``micro``,
             no ``skip_slots``), so :meth:`gpusim.timing.sm.SM.issue` books it on its short path.
@@ -115,6 +122,7 @@ class Timed:
     micro: tuple["Timed", ...] = ()
     skip_shared: int = 0
     skip_wait: bool = False
+    forward: tuple[str, ...] = ()
     plain: bool = field(init=False, repr=False, compare=False)
     pipe: str | None = field(init=False, repr=False, compare=False)
 
@@ -124,6 +132,7 @@ class Timed:
         # interned register names: a warp's scoreboard (a dict by name) then compares them by identity
         object.__setattr__(self, "regs", tuple(map(sys.intern, self.regs)))
         object.__setattr__(self, "writes", tuple(map(sys.intern, self.writes)))
+        object.__setattr__(self, "forward", tuple(map(sys.intern, self.forward)))
 
 
 def _names(op) -> list[str]:
@@ -141,6 +150,9 @@ def _names(op) -> list[str]:
 #: SASS that occupies none of the sub-partition's math pipes (besides the uniform datapath's ``U*``
 #: instructions): constant loads, special-register reads, control flow.
 _NO_PIPE = frozenset({"LDC", "S2R", "S2UR", "R2UR", "CS2R", "BRA", "BSSY", "BSYNC", "EXIT", "NOP", "WARPSYNC"})
+
+#: Kinds whose instructions ptxas may fold into the SASS that uses their results (Timed.forward).
+_FOLDABLE = frozenset({Kind.ALU, Kind.MOV, Kind.CVTA})
 
 #: Kinds that issue at least one SASS instruction whatever ptxas's line attribution says.
 _ALWAYS_ISSUE = {Kind.BAR, Kind.EXIT, Kind.ATOM, Kind.ST}
@@ -295,10 +307,13 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     if (ins.op == "setp" or ins.ty == "pred") and latency and not micro:
         latency = max(latency, cfg.sm.predicate_latency or 0)
     regs = reads if kind is Kind.WGMMA else reads + writes
+    forward = ()
+    if sass is not None and slots == 0 and not space and kind in _FOLDABLE:
+        regs, forward = [], tuple(dict.fromkeys(reads))  # Timed.forward
     loads, stores, wait = sass.skipped_shared(ins.index) if sass is not None else (0, 0, False)
     return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(regs)),
                  tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width, micro,
-                 loads + stores, wait)
+                 loads + stores, wait, forward)
 
 
 def wgmma_steps(ins: Instr) -> int:

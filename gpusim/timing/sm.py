@@ -651,6 +651,7 @@ class SM:
             # expansion; so no thread exited or waits): the general path's steps below without the
             # tests that cannot hold, with _next and _sass_next's plan step inlined.
             slots = timed.slots
+            pend = w.pend
             if slots:
                 stalls[0] += slots  # "selected"
                 w.last_issue = now + slots - 1
@@ -658,17 +659,21 @@ class SM:
             elif w.last_issue < now - 1:
                 w.last_issue = now - 1
             served = None
+            reason = timed.reason
             if not accesses:
                 done = now + timed.latency
+                for r in timed.forward:  # folded by ptxas: ready when its sources are (Timed.forward)
+                    p = pend.get(r)
+                    if p is not None and p[0] > done:
+                        done, reason = p
             elif events is not None and timed.space not in ("shared", "local"):
                 served = launch.mem.served = {}
                 done = self._memory(w, accesses, now)
                 launch.mem.served = None
             else:
                 done = self._memory(w, accesses, now)
-            pend = w.pend
             if timed.writes:
-                p = (done, timed.reason)
+                p = (done, reason)
                 for r in timed.writes:
                     pend[r] = p
             if events is not None:

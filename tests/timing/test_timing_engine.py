@@ -216,6 +216,22 @@ def test_an_expansion_issues_its_sass_one_by_one_between_other_warps():
     assert any(x.warp != 0 and x.warp % 4 == 0 and mine[0] < x.cycle < mine[-1] for x in r.events)
 
 
+def test_an_add_ptxas_folds_away_does_not_hold_the_loads_after_it():
+    # load_sum4 is ld, add, ld, add... (nvcc's order); ptxas issues the four LDGs back to back and
+    # folds the first and third adds into the IADD3s after them (Timed.forward). The folded adds
+    # wait for nothing, so all four loads issue before the first one's data returns (a cold miss,
+    # hundreds of cycles), and the store waits for the last load.
+    r = _launch("load_sum4", 1, 32, record_events=True)
+    if r.costs != "ptxas":
+        pytest.skip("needs ptxas and nvdisasm for the SASS listing")
+    loads = [e for e in r.events if e.space == "global" and e.served is not None]
+    assert len(loads) == 4
+    assert max(e.cycle for e in loads) - min(e.cycle for e in loads) <= 8
+    assert max(e.cycle for e in loads) < min(e.ready for e in loads)
+    store = next(e for e in r.events if e.space == "global" and e.served is None)
+    assert store.cycle >= max(e.ready for e in loads)
+
+
 def test_multi_wave_launch_runs_every_cta_exactly_once():
     # 2 SMs x 32 resident CTAs (the H100's block limit): CTAs retire within a few cycles of each
     # other, and each retirement starts the next CTA of the grid on its SM. 200 CTAs = 4 waves.
