@@ -1,5 +1,6 @@
 """validation/probes/load_exposure.py on its committed run (validation/reports/h100/load_exposure/): the
-H100 issues an unrolled sum's loads together, and an L2 hit costs more at 8 CTAs an SM than at 4."""
+H100 issues an unrolled sum's loads together, an L2 hit costs more at 8 CTAs an SM than at 4, and at 8
+CTAs each load instruction costs the same whether it hits L1 on one line or on 256."""
 
 from __future__ import annotations
 
@@ -29,6 +30,16 @@ def test_an_unrolled_sums_loads_overlap_and_a_chains_do_not():
     assert gpu["late k1"]["cycles"] < gpu["chain k1"]["cycles"] / 3
     # a chain's step is longer at 8 CTAs an SM than at 4 (the loaded latency)
     assert gpu["chain k8"]["cycles"] > 1.2 * gpu["chain k4"]["cycles"]
+
+
+def test_at_full_occupancy_a_load_costs_its_instruction_wherever_it_hits():
+    gpu = load_exposure.gpu_rows(str(DATA / "load_exposure.csv"))
+    for kernel in ("late", "chain"):
+        l1, one = gpu[f"{kernel} k8 L1"]["cycles"], gpu[f"{kernel} k8 1 line"]["cycles"]
+        assert abs(one / l1 - 1) < 0.02  # one line or 256, all L1 hits: the same time
+        # far more than the extra instructions over the hash alone would take
+        extra = gpu[f"{kernel} k8 L1"]["instructions"] / gpu["hash k8"]["instructions"]
+        assert l1 / gpu["hash k8"]["cycles"] > extra + 0.2
 
 
 def test_gpusims_committed_run_times_the_unrolled_sum_at_low_occupancy():

@@ -12,7 +12,10 @@ latency. Every warp runs ``ITERS`` iterations of 16 hashed indices (``MIX_CU``'s
 
 each at 1, 2, 4 and 8 CTAs of 256 threads an SM (the grid is that many CTAs an SM, so every warp
 does the same work whatever the occupancy). At 1 CTA (2 warps a scheduler) ``chain`` times the
-loaded latency itself; the ladder shows from what occupancy the H100 hides it.
+loaded latency itself; the ladder shows from what occupancy the H100 hides it. The ``L1`` launches
+(``late`` and ``chain`` at 4 and 8 CTAs) pick their lines from ``L1_LINES`` (32 KiB, L1 hits after the
+first touch): what is left of a cost there is the SM's, not the L2's; the ``1 line`` launches (8 CTAs)
+load one line only (every warp's lanes on its first 8 words).
 
 Run it under Nsight Compute on a GPU machine (clocks untouched)::
 
@@ -66,15 +69,19 @@ extern "C" __global__ void chain(const unsigned* x, unsigned m, unsigned it, uns
 
 #: iterations of 16 loads a warp
 ITERS = 16
-#: (label, kernel, CTAs of BLOCK threads an SM)
-PATTERNS = tuple((f"{kernel} k{ctas}", kernel, ctas) for kernel in ("hash", "late", "chain") for ctas in (1, 2, 4, 8))
+#: lines the ``L1`` launches pick from (32 KiB: the L1 holds them)
+L1_LINES = 1 << 8
+#: (label, kernel, CTAs of BLOCK threads an SM, lines picked from)
+PATTERNS = (tuple((f"{kernel} k{ctas}", kernel, ctas, LINES) for kernel in ("hash", "late", "chain") for ctas in (1, 2, 4, 8))
+            + tuple((f"{kernel} k{ctas} L1", kernel, ctas, L1_LINES) for kernel in ("late", "chain") for ctas in (4, 8))
+            + tuple((f"{kernel} k8 1 line", kernel, 8, 1) for kernel in ("late", "chain")))
 KERNELS = ("hash", "late", "chain")
 COUNTERS = {"cycles": ("sm__cycles_elapsed.avg",), "instructions": ("smsp__inst_executed.sum",),
             "read_requests": ("lts__t_requests_srcunit_tex_op_read.sum",)}
 
 
-def _args(xp, np, ctas: int, x):
-    return (x, np.uint32(LINES - 1), np.uint32(ITERS), np.uint32(0), xp.zeros(ctas * BLOCK, np.uint32))
+def _args(xp, np, ctas: int, x, lines: int = LINES):
+    return (x, np.uint32(lines - 1), np.uint32(ITERS), np.uint32(0), xp.zeros(ctas * BLOCK, np.uint32))
 
 
 def main() -> None:
@@ -84,10 +91,10 @@ def main() -> None:
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     mod = cupy.RawModule(code=CODE)
     x = cupy.arange(LINES * 32, dtype=cupy.uint32)
-    for label, kernel, ctas in PATTERNS:
+    for label, kernel, ctas, lines in PATTERNS:
         f = mod.get_function(kernel)
         for _ in range(2):
-            f((sms * ctas,), (BLOCK,), _args(cupy, np, sms * ctas, x))
+            f((sms * ctas,), (BLOCK,), _args(cupy, np, sms * ctas, x, lines))
         cupy.cuda.runtime.deviceSynchronize()
         print(f"launch {label}", flush=True)
 
@@ -110,11 +117,11 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
     from validation.probekit import counter_values
 
     t0 = time.perf_counter()
-    kernel, ctas_per_sm = next(p[1:] for p in PATTERNS if p[0] == label)
+    kernel, ctas_per_sm, lines = next(p[1:] for p in PATTERNS if p[0] == label)
     with gpusim.Device(gpu, mode="timing", overrides=overrides, jobs=jobs) as dev:
         ctas = dev.config.sm_count * ctas_per_sm
         x = gpusim.asarray(np.arange(LINES * 32, dtype=np.uint32))
-        res = gpusim.RawModule(code=CODE).get_function(kernel)((ctas,), (BLOCK,), _args(gpusim, np, ctas, x))
+        res = gpusim.RawModule(code=CODE).get_function(kernel)((ctas,), (BLOCK,), _args(gpusim, np, ctas, x, lines))
     return counter_values(res.metrics, COUNTERS) | {"timed": str(res.sampling),
                                                     "host_seconds": round(time.perf_counter() - t0, 1)}
 
