@@ -23,7 +23,9 @@ Run it under Nsight Compute on a GPU machine (clocks untouched)::
         lts__t_requests_srcunit_tex_op_read.sum \\
         --csv --page raw --print-units base --log-file $OUT/load_exposure.csv python3 validation/probes/load_exposure.py
 
-Each launch runs twice (warm-up, then measured; ncu's rows follow :data:`PATTERNS`' order).
+(the committed run, ``validation/reports/h100/load_exposure/``, also asked for ``gpu__time_duration.sum``,
+``l1tex__t_sector_hit_rate.pct`` and ncu's stall ratios per issue). Each launch runs twice (warm-up,
+then measured; ncu's rows follow :data:`PATTERNS`' order).
 gpusim's side: ``python3 validation/probes/load_exposure.py sim load_exposure.csv OUT.json [--jobs N]``.
 Needs CuPy only on the GPU.
 """
@@ -71,11 +73,11 @@ extern "C" __global__ void chain(const unsigned* x, unsigned m, unsigned it, uns
 ITERS = 16
 #: lines the ``L1`` launches pick from (32 KiB: the L1 holds them)
 L1_LINES = 1 << 8
-#: (label, kernel, CTAs of BLOCK threads an SM, lines picked from)
-PATTERNS = (tuple((f"{kernel} k{ctas}", kernel, ctas, LINES) for kernel in ("hash", "late", "chain") for ctas in (1, 2, 4, 8))
-            + tuple((f"{kernel} k{ctas} L1", kernel, ctas, L1_LINES) for kernel in ("late", "chain") for ctas in (4, 8))
-            + tuple((f"{kernel} k8 1 line", kernel, 8, 1) for kernel in ("late", "chain")))
 KERNELS = ("hash", "late", "chain")
+#: (label, kernel, CTAs of BLOCK threads an SM, lines picked from)
+PATTERNS = (tuple((f"{kernel} k{ctas}", kernel, ctas, LINES) for kernel in KERNELS for ctas in (1, 2, 4, 8))
+            + tuple((f"{kernel} k{ctas} L1", kernel, ctas, L1_LINES) for kernel in KERNELS[1:] for ctas in (4, 8))
+            + tuple((f"{kernel} k8 1 line", kernel, 8, 1) for kernel in KERNELS[1:]))
 COUNTERS = {"cycles": ("sm__cycles_elapsed.avg",), "instructions": ("smsp__inst_executed.sum",),
             "read_requests": ("lts__t_requests_srcunit_tex_op_read.sum",)}
 
