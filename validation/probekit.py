@@ -9,7 +9,8 @@ runtime and CuPy versions, from one ``getDeviceProperties``: every probe's and
 :func:`validation.gpu.provenance`'s device fields come from it), :func:`sim_against_gpu` (a
 probe's ``sim`` subcommand: its launches on gpusim beside the GPU's ncu rows) and
 :func:`second_launches` (the measured rows of a probe that launches each kernel twice under ncu),
-and :data:`MIX_CU`, the CUDA integer hash the random-access probes place their accesses with;
+:func:`counter_values` and :func:`counter_rows` (a probe's counters, each a sum of metrics, from a
+gpusim result or from those ncu rows), and :data:`MIX_CU`, the CUDA integer hash the random-access probes place their accesses with;
 for the probes that take a corpus kernel apart (``*_parts.py``): :func:`parts_parser` (their
 command line) and :func:`stall_ratios` (gpusim's stall samples under ncu's per-issue names).
 
@@ -25,8 +26,8 @@ import pathlib
 import sys
 from types import ModuleType
 
-__all__ = ["MIX_CU", "PROBES", "ROOT", "SUITE_INIT", "device_info", "load_by_path", "load_probe", "load_suite",
-           "parts_parser", "probe_main", "second_launches", "sim_against_gpu", "stall_ratios"]
+__all__ = ["MIX_CU", "PROBES", "ROOT", "SUITE_INIT", "counter_rows", "counter_values", "device_info", "load_by_path",
+           "load_probe", "load_suite", "parts_parser", "probe_main", "second_launches", "sim_against_gpu", "stall_ratios"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = ROOT / "validation" / "probes"
