@@ -174,6 +174,11 @@ def test_override_bad_value_names_field_and_reason():
     del units["rtcore"], units["sync"]
     with pytest.raises(ConfigError, match=r"sm.units: missing functional unit\(s\): sync"):
         cfg.with_overrides({"sm.units": units})
+    with pytest.raises(ConfigError, match=r"sm.sass_pipes: .*sass_pipes\['IMAD.WIDE'\] names unknown unit\(s\) 'fmaheavy'; "
+                                          r"the unit classes are alu"):
+        cfg.with_overrides({"sm.sass_pipes": {"IMAD.WIDE": {"fmaheavy": 8}}})
+    with pytest.raises(ConfigError, match=r"sass_pipes\['IMAD.WIDE'\]\['fma'\] must be a whole number of cycles >= 1, got 0"):
+        cfg.with_overrides({"sm.sass_pipes": {"IMAD.WIDE": {"fma": 0}}})
 
 
 def test_override_cross_field_rules():

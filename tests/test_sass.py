@@ -328,3 +328,35 @@ def test_rem_issues_its_sass_one_by_one_on_their_pipes():
 def test_listing_operands_give_each_sass_instructions_reads_and_writes(opcode, guard, operands, reads, writes):
     # what the expansion's issue schedule (gpusim.timing.decode) takes its dependencies from
     assert sass._operand_regs(opcode, guard, operands) == (reads, writes)
+
+
+@pytest.mark.sass
+def test_an_imad_wide_holds_the_fma_pipes_and_the_alu():
+    # x[i]'s address, mul.wide.u32 + add.s64, is one IMAD.WIDE.U32: on the H100 it holds the FFMA
+    # and IMAD pipes 8 cycles and the ALU 4 (sm.sass_pipes, validation/probes/ldg_cost.py); no
+    # instruction of those pipes issues on its scheduler in that window. Without the rule one does.
+    from gpusim.timing.decode import decode
+
+    cfg = gpusim.config.load("h100")
+    k, text = _kernel(TIMING_PTX, "fma_chain8")
+    ks = sass.kernel_sass(k, text, "sm_90")
+    timed = decode(k, cfg, ks)
+    # here add.s64 is (LDC.64, IMAD.WIDE.U32): an expansion whose last SASS is the IMAD.WIDE
+    (wide,) = [t for t in timed if t.pc < len(ks.ops) and ks.ops[t.pc][-1:] == ("IMAD.WIDE.U32",)]
+    step = (wide, *wide.micro)[-1]
+    assert (step.unit, step.interval, step.holds) == ("imad", 8, (("fma", 8), ("alu", 4)))
+
+    def gaps(overrides):
+        with gpusim.Device("h100", mode="timing", record_events=True, overrides=overrides):
+            out = gpusim.zeros(1024, np.float32)
+            r = gpusim.RawModule(path=str(TIMING_PTX)).get_function("fma_chain8")(1, 512, (out,))
+        unit = {t.pc: (t, *t.micro)[0].unit if t.slots else "" for t in timed}
+        issued = [(e.cycle, e.slot % 4, unit[e.pc]) for e in r.events]
+        # (an expansion's event is at its last SASS's issue: the IMAD.WIDE's)
+        return [(c2 - c1, u) for e in r.events if e.pc == wide.pc for c1, s1 in [(e.cycle, e.slot % 4)]
+                for c2, s2, u in issued if s2 == s1 and c2 > c1 and u in ("fma", "imad", "alu")]
+
+    held = gaps({"launch_overhead_cycles": 0})
+    assert held and all(d >= 8 for d, u in held if u in ("fma", "imad")) and all(d >= 4 for d, u in held)
+    free = gaps({"launch_overhead_cycles": 0, "sm.sass_pipes": {}})
+    assert any(d < 8 for d, u in free if u in ("fma", "imad"))

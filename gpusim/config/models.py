@@ -158,6 +158,11 @@ class SMSpec(BaseModel):
         default_factory=dict, description="latencies of SASS instructions that differ from their unit's, keyed by "
         "opcode prefix ('IMAD.HI' matches 'IMAD.HI.U32'), cycles: each SASS instruction of an expansion, and a PTX "
         "instruction ptxas makes one such instruction of, gets it")
+    sass_pipes: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="pipes a SASS instruction holds that differ from its unit's issue_interval, "
+        "keyed by opcode prefix as sass_latency is, each {unit name: cycles it holds that unit's pipe}: a PTX "
+        "instruction ptxas makes one such instruction of holds each listed pipe of its sub-partition that long "
+        "(its own unit's entry replaces the unit's issue_interval), cycles")
     scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
     units: dict[str, UnitSpec] = Field(
         ...,
@@ -171,6 +176,20 @@ class SMSpec(BaseModel):
             raise ValueError("carveouts must be >= 0 KiB")
         if list(value) != sorted(set(value)):
             raise ValueError(f"carveouts must be strictly ascending, got {list(value)}")
+        return value
+
+    @field_validator("sass_pipes")
+    @classmethod
+    def _pipes_known(cls, value: dict[str, dict[str, int]]) -> dict[str, dict[str, int]]:
+        for op, holds in value.items():
+            unknown = sorted(set(holds) - set(UNIT_NAMES))
+            if unknown:
+                raise ValueError(f"sass_pipes[{op!r}] names unknown unit(s) {', '.join(map(repr, unknown))}; "
+                                 f"the unit classes are {', '.join(UNIT_NAMES)}")
+            bad = [u for u, c in holds.items() if not isinstance(c, int) or isinstance(c, bool) or c < 1]
+            if bad:
+                raise ValueError(f"sass_pipes[{op!r}][{bad[0]!r}] must be a whole number of cycles >= 1, "
+                                 f"got {holds[bad[0]]!r}")
         return value
 
     @field_validator("units")

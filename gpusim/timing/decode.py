@@ -97,6 +97,9 @@ class Timed:
             add; ld; add`` chains, whose ``add``s ptxas folds into ``IADD3``s after all the
             ``LDG``s (``validation/probes/load_exposure.py``'s ``late``), otherwise issue each load
             only when the one before it has returned.
+        holds: other pipes of the sub-partition the instruction holds, ``(unit, cycles)`` each,
+            from ``sm.sass_pipes`` (H100: an ``IMAD.WIDE`` holds the ``fma`` pipe 8 cycles, as long as
+            its own ``imad`` pipe, and the ``alu`` 4; ``validation/probes/ldg_cost.py``); ``()`` for most.
         plain: derived, not an argument: the instruction needs none of the issue logic's special
             cases (not a branch, barrier, exit, fence, ``cp.async`` or ``wgmma``, no ``micro``,
             no ``skip_slots``), so :meth:`gpusim.timing.sm.SM.issue` books it on its short path.
@@ -123,6 +126,7 @@ class Timed:
     skip_shared: int = 0
     skip_wait: bool = False
     forward: tuple[str, ...] = ()
+    holds: tuple[tuple[str, int], ...] = ()
     plain: bool = field(init=False, repr=False, compare=False)
     pipe: str | None = field(init=False, repr=False, compare=False)
 
@@ -188,14 +192,31 @@ def sass_unit(opcode: str) -> str:
     return "alu"
 
 
+def _by_prefix(table: dict, opcode: str):
+    """``table``'s entry for the longest key that is ``opcode`` or a prefix of it ending at a dot
+    (``IMAD.HI`` matches ``IMAD.HI.U32``, not ``IMAD.HIX``), else None."""
+    best = max((p for p in table if opcode == p or opcode.startswith(p + ".")), key=len, default=None)
+    return None if best is None else table[best]
+
+
 def sass_latency(opcode: str, cfg: GPUConfig, default: int | None = None) -> int:
     """Cycles until an instruction that depends on a SASS instruction of ``opcode`` may issue:
     ``cfg.sm.sass_latency``'s entry for its longest matching prefix (H100: ``IMAD.HI`` 9), else
     ``default``, else its unit's latency (:func:`sass_unit`)."""
-    best = max((p for p in cfg.sm.sass_latency if opcode == p or opcode.startswith(p + ".")), key=len, default=None)
-    if best is not None:
-        return cfg.sm.sass_latency[best]
+    lat = _by_prefix(cfg.sm.sass_latency, opcode)
+    if lat is not None:
+        return lat
     return default if default is not None else cfg.sm.units[sass_unit(opcode)].latency
+
+
+def _pipes(opcode: str, unit: str, interval: int, cfg: GPUConfig) -> tuple[int, tuple[tuple[str, int], ...]]:
+    """(issue interval, :attr:`Timed.holds`) of a SASS instruction of ``opcode`` on ``unit``'s pipe:
+    ``cfg.sm.sass_pipes``'s entry for it (its longest matching prefix) replaces ``interval`` with
+    its own unit's cycles and lists the other pipes it holds; else ``interval`` and none."""
+    pipes = _by_prefix(cfg.sm.sass_pipes, opcode)
+    if not pipes:
+        return interval, ()
+    return pipes.get(unit, interval), tuple((u, c) for u, c in pipes.items() if u != unit)
 
 
 def _no_pipe(opcode: str) -> bool:
@@ -229,8 +250,8 @@ def _expansion(pc: int, ops: tuple[str, ...], regs, cfg: GPUConfig) -> tuple[Tim
             pred = compare and r.startswith(("P", "UP"))
             ready[r] = (e + max(lat, cfg.sm.predicate_latency or 0) if pred else done, unit)
         chain = (done, unit)
-        pipe, interval = ("", 0) if _no_pipe(op) else (unit, cfg.sm.units[unit].issue_interval)
-        steps.append(Timed(pc, Kind.ALU, pipe, e - prev if k else 0, interval, (), (), "wait"))
+        pipe, (interval, holds) = ("", (0, ())) if _no_pipe(op) else (unit, _pipes(op, unit, cfg.sm.units[unit].issue_interval, cfg))
+        steps.append(Timed(pc, Kind.ALU, pipe, e - prev if k else 0, interval, (), (), "wait", holds=holds))
         prev = e
     end, slow = max(list(ready.values()) + [chain], key=lambda x: x[0])
     return steps[0], tuple(steps[1:]), max(end - prev, 1), slow
@@ -256,7 +277,7 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
         reason = "wait"
     cache_l1 = not any(m in ins.mods for m in ("cg", "cv", "volatile"))
     queue = "mio" if space == "shared" else "lg" if space and space not in ("param", "const") else ""
-    latency, slots, skip, shared_width, micro = spec.latency, 1, 0, -1, ()
+    latency, slots, skip, shared_width, micro, holds = spec.latency, 1, 0, -1, (), ()
     interval = spec.issue_interval
     if sass is not None:
         sass_ops = sass.ops[ins.index]
@@ -285,11 +306,13 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
             regs = sass.regs[ins.index] if sass.regs else ()
             # its own schedule sets when results (a predicate too) are ready after its last SASS
             first, micro, latency, slow = _expansion(ins.index, sass_ops, regs, cfg)
-            unit, interval, slots = first.unit, first.interval, 1
+            unit, interval, slots, holds = first.unit, first.interval, 1, first.holds
             if slow == "sfu":
                 reason = "short_scoreboard"
         elif len(sass_ops) == 1:
             latency = sass_latency(sass_ops[0], cfg, latency)
+            if unit:  # (H100: an IMAD.WIDE holds the FMA pipes and the ALU, Timed.holds)
+                interval, holds = _pipes(sass_ops[0], unit, interval, cfg)
     if kind is Kind.WGMMA:
         # A warp's share of wgmma.m64nNk16 (16 x N x 16) runs as N/8 m16n8k16 steps back to back on its
         # sub-partition's tensor pipe, sm.wgmma_step_interval cycles each (h100: 4, the measured dense-f16
@@ -313,7 +336,7 @@ def _one(ins: Instr, cfg: GPUConfig, sass: KernelSass | None = None) -> Timed:
     loads, stores, wait = sass.skipped_shared(ins.index) if sass is not None else (0, 0, False)
     return Timed(ins.index, kind, unit, latency, interval, tuple(dict.fromkeys(regs)),
                  tuple(writes), reason, space, cache_l1, queue, slots, skip, shared_width, micro,
-                 loads + stores, wait, forward)
+                 loads + stores, wait, forward, holds)
 
 
 def wgmma_steps(ins: Instr) -> int:

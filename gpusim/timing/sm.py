@@ -28,7 +28,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
 * A warp may issue when every register its next instruction reads or writes
   is ready (a scoreboard per warp), the instruction's unit pipe is free (one
   pipe per class per scheduler, busy ``issue_interval`` cycles per warp
-  instruction) and, for memory instructions, the SM's memory queues are below
+  instruction, and busy too while an instruction holds it besides its own:
+  ``Timed.holds``, the H100's ``IMAD.WIDE``) and, for memory instructions, the SM's memory queues are below
   ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields).
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
   its wavefronts pass the L1TEX's data stage (one wavefront per cycle, §5; global loads'
@@ -656,6 +657,9 @@ class SM:
                 stalls[0] += slots  # "selected"
                 w.last_issue = now + slots - 1
                 sched.unit_free[timed.unit] = now + timed.interval
+                for u, c in timed.holds:  # other pipes it holds (Timed.holds)
+                    if sched.unit_free[u] < now + c:
+                        sched.unit_free[u] = now + c
             elif w.last_issue < now - 1:
                 w.last_issue = now - 1
             served = None
@@ -724,6 +728,9 @@ class SM:
                 sched.wgmma_free = start + timed.interval
             else:
                 sched.unit_free[timed.unit] = now + timed.interval
+                for u, c in timed.holds:
+                    if sched.unit_free[u] < now + c:
+                        sched.unit_free[u] = now + c
         else:
             kind_is_wgmma = False
         if not slots and w.last_issue < now - 1:
@@ -809,7 +816,10 @@ class SM:
         launch = self.launch
         launch.stalls[timed.pc][0] += 1  # "selected"
         w.last_issue = now
-        w.sched.unit_free[timed.unit] = max(w.sched.unit_free[timed.unit], now + timed.interval)
+        unit_free = w.sched.unit_free
+        unit_free[timed.unit] = max(unit_free[timed.unit], now + timed.interval)
+        for u, c in timed.holds:
+            unit_free[u] = max(unit_free[u], now + c)
         if segs is not None:
             w.event[0].extend(segs)
         w.micro_i += 1
