@@ -14,7 +14,13 @@ thing:
   ``x[k]`` compiles); ``*_ldg_imm``, 16 loads at immediate offsets of one base register;
 * the width: ``fma_ldg128_imm``, ``LDG.E.128`` (four registers a lane come back, not one);
 * the space: ``fma_lds``, 16 conflict-free shared-memory loads;
-* ``*_only``: the same work without loads.
+* ``*_only``: the same work without loads;
+
+and, at 8 CTAs an SM only (:data:`MORE`): ``*_wide``, each step's ``IMAD.WIDE`` address folded into
+the sum without a load; ``fma_ldg_ptr``, ``fma_ldg``'s words through a pointer bumped by a 64-bit
+``IADD3`` + ``IADD3.X``; ``fma_ldg_imm_q0``, ``fma_ldg_imm``'s loads in one sub-partition's warps only
+(ptxas gives it 40 registers: 6 CTAs an SM). Committed run: ``validation/reports/h100/ldg_cost/``
+(the ``IMAD.WIDE`` is the cost: ``sm.sass_pipes``).
 
 Run it under Nsight Compute on a GPU machine (clocks untouched)::
 
