@@ -353,10 +353,14 @@ def test_an_imad_wide_holds_the_fma_pipes_and_the_alu():
         unit = {t.pc: (t, *t.micro)[0].unit if t.slots else "" for t in timed}
         issued = [(e.cycle, e.slot % 4, unit[e.pc]) for e in r.events]
         # (an expansion's event is at its last SASS's issue: the IMAD.WIDE's)
+        stalled[bool(overrides.get("sm.sass_pipes", True))] = r.metrics["smsp__pcsamp_warps_issue_stalled_dispatch_stall"]
         return [(c2 - c1, u) for e in r.events if e.pc == wide.pc for c1, s1 in [(e.cycle, e.slot % 4)]
                 for c2, s2, u in issued if s2 == s1 and c2 > c1 and u in ("fma", "imad", "alu")]
 
+    stalled = {}
     held = gaps({"launch_overhead_cycles": 0})
     assert held and all(d >= 8 for d, u in held if u in ("fma", "imad")) and all(d >= 4 for d, u in held)
     free = gaps({"launch_overhead_cycles": 0, "sm.sass_pipes": {}})
     assert any(d < 8 for d, u in free if u in ("fma", "imad"))
+    # warps waiting for a held pipe stall in dispatch_stall, as Nsight Compute names it
+    assert stalled[True] > 0 and stalled[False] == 0

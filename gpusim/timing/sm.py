@@ -43,7 +43,8 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   warp, the cycles until its next instruction's operands were ready count for
   the reason of the last operand to become ready (or ``barrier``), cycles in
   which only its unit was busy count as ``math_pipe_throttle`` /
-  ``mio_throttle`` / ``lg_throttle``, and the rest (ready but another warp was
+  ``mio_throttle`` / ``lg_throttle`` (``dispatch_stall`` where another
+  instruction holds the pipe, ``Timed.holds``), and the rest (ready but another warp was
   chosen) as ``not_selected``; the issue cycle is ``selected``. Summed over
   warps and cycles these are what ``smsp__pcsamp_warps_issue_stalled_<reason>``
   samples, with every cycle sampled.
@@ -79,7 +80,7 @@ __all__ = ["Warp", "CTA", "Scheduler", "SM", "IssueEvent", "REASONS", "INF"]
 INF = float("inf")
 #: Warp-state (stall) reasons reported, in Nsight Compute's names (NCU #warp-stall-reasons).
 REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
-           "math_pipe_throttle", "mio_throttle", "lg_throttle", "branch_resolving")
+           "math_pipe_throttle", "mio_throttle", "lg_throttle", "branch_resolving", "dispatch_stall")
 _R = {r: i for i, r in enumerate(REASONS)}
 #: Folded (zero-cycle) instructions a scheduler issues in one cycle before time moves on (a guard).
 _MAX_FOLDED = 64
@@ -363,6 +364,9 @@ class Scheduler:
         self.unit_free = {name: 0 for name in launch.cfg.sm.units}
         self.unit_free[""] = 0  # SASS of an expansion that uses no pipe (Timed.micro)
         self.unit_free[None] = 0  # Timed.pipe of a folded instruction: never booked
+        #: per pipe, until when another instruction holds it (Timed.holds): a warp that waits for it
+        #: then stalls in dispatch_stall, as Nsight Compute names it, not math_pipe_throttle
+        self.held = dict.fromkeys(self.unit_free, 0)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
         self.last: Warp | None = None
         self.sleep_until: float | None = None
@@ -424,7 +428,7 @@ class Scheduler:
                 if not queue:
                     if u <= now:
                         if u > dep:
-                            t, reason = u, "math_pipe_throttle"
+                            t, reason = u, "dispatch_stall" if self.held[timed.pipe] >= u else "math_pipe_throttle"
                         else:
                             t, reason = dep, w.dep_reason
                         break
@@ -435,7 +439,7 @@ class Scheduler:
                 # during an expansion, whose SASS use no memory queue: ready_at's INF case is
                 # excluded by the test above here)
                 if u > dep:
-                    t, reason = u, "math_pipe_throttle"
+                    t, reason = u, "dispatch_stall" if self.held[timed.pipe] >= u else "math_pipe_throttle"
                 else:
                     t, reason = dep, w.dep_reason
                 if queue == "mio":
@@ -511,7 +515,7 @@ class Scheduler:
         timed = w.timed
         u = self.unit_free[timed.unit] if timed.slots else 0  # a folded instruction uses no pipe
         if u > t:
-            t, reason = u, "math_pipe_throttle"
+            t, reason = u, "dispatch_stall" if timed.slots and self.held[timed.unit] >= u else "math_pipe_throttle"
         queue = timed.queue
         if queue:
             sm = self.sm
@@ -658,6 +662,8 @@ class SM:
                 w.last_issue = now + slots - 1
                 sched.unit_free[timed.unit] = now + timed.interval
                 for u, c in timed.holds:  # other pipes it holds (Timed.holds)
+                    if sched.held[u] < now + c:
+                        sched.held[u] = now + c
                     if sched.unit_free[u] < now + c:
                         sched.unit_free[u] = now + c
             elif w.last_issue < now - 1:
@@ -729,6 +735,8 @@ class SM:
             else:
                 sched.unit_free[timed.unit] = now + timed.interval
                 for u, c in timed.holds:
+                    if sched.held[u] < now + c:
+                        sched.held[u] = now + c
                     if sched.unit_free[u] < now + c:
                         sched.unit_free[u] = now + c
         else:
@@ -819,6 +827,7 @@ class SM:
         unit_free = w.sched.unit_free
         unit_free[timed.unit] = max(unit_free[timed.unit], now + timed.interval)
         for u, c in timed.holds:
+            w.sched.held[u] = max(w.sched.held[u], now + c)
             unit_free[u] = max(unit_free[u], now + c)
         if segs is not None:
             w.event[0].extend(segs)

@@ -17,7 +17,7 @@ __all__ = ["pyplot", "STATE_COLORS", "STATE_LABELS", "REASONS", "png_bytes", "sa
 
 #: Warp states in Nsight Compute's stall-reason names (same order as gpusim.timing.sm.REASONS).
 REASONS = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "barrier",
-           "math_pipe_throttle", "mio_throttle", "lg_throttle", "branch_resolving")
+           "math_pipe_throttle", "mio_throttle", "lg_throttle", "branch_resolving", "dispatch_stall")
 
 #: One colour per warp state: issued is green, eligible-but-not-chosen light green, and the
 #: stalls in colours grouped by cause (memory: reds/oranges, pipes: purples, sync: blue).
@@ -32,6 +32,7 @@ STATE_COLORS = {
     "mio_throttle": "#e377c2",
     "lg_throttle": "#8c564b",
     "branch_resolving": "#bcbd22",
+    "dispatch_stall": "#c5b0d5",
 }
 
 #: Legend text of each state (what the seeds' scheduler diagrams call them).
@@ -46,6 +47,7 @@ STATE_LABELS = {
     "mio_throttle": "mio_throttle (shared-memory queue full)",
     "lg_throttle": "lg_throttle (L1 queue full)",
     "branch_resolving": "branch_resolving",
+    "dispatch_stall": "dispatch_stall (a pipe another instruction holds: the H100's IMAD.WIDE)",
 }
 
 
