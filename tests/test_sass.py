@@ -347,20 +347,21 @@ def test_an_imad_wide_holds_the_fma_pipes_and_the_alu():
     assert (step.unit, step.interval, step.holds) == ("imad", 8, (("fma", 8), ("alu", 4)))
 
     def gaps(overrides):
+        """(cycle gap, unit) from each IMAD.WIDE's issue to each later FFMA, IMAD or ALU issue on its
+        scheduler, and the launch's dispatch_stall warp-cycles."""
         with gpusim.Device("h100", mode="timing", record_events=True, overrides=overrides):
             out = gpusim.zeros(1024, np.float32)
             r = gpusim.RawModule(path=str(TIMING_PTX)).get_function("fma_chain8")(1, 512, (out,))
-        unit = {t.pc: (t, *t.micro)[0].unit if t.slots else "" for t in timed}
+        unit = {t.pc: t.unit if t.slots else "" for t in timed}
         issued = [(e.cycle, e.slot % 4, unit[e.pc]) for e in r.events]
         # (an expansion's event is at its last SASS's issue: the IMAD.WIDE's)
-        stalled[bool(overrides.get("sm.sass_pipes", True))] = r.metrics["smsp__pcsamp_warps_issue_stalled_dispatch_stall"]
-        return [(c2 - c1, u) for e in r.events if e.pc == wide.pc for c1, s1 in [(e.cycle, e.slot % 4)]
-                for c2, s2, u in issued if s2 == s1 and c2 > c1 and u in ("fma", "imad", "alu")]
+        return ([(c2 - c1, u) for e in r.events if e.pc == wide.pc for c1, s1 in [(e.cycle, e.slot % 4)]
+                 for c2, s2, u in issued if s2 == s1 and c2 > c1 and u in ("fma", "imad", "alu")],
+                r.metrics["smsp__pcsamp_warps_issue_stalled_dispatch_stall"])
 
-    stalled = {}
-    held = gaps({"launch_overhead_cycles": 0})
+    held, stalled = gaps({"launch_overhead_cycles": 0})
     assert held and all(d >= 8 for d, u in held if u in ("fma", "imad")) and all(d >= 4 for d, u in held)
-    free = gaps({"launch_overhead_cycles": 0, "sm.sass_pipes": {}})
+    free, not_stalled = gaps({"launch_overhead_cycles": 0, "sm.sass_pipes": {}})
     assert any(d < 8 for d, u in free if u in ("fma", "imad"))
     # warps waiting for a held pipe stall in dispatch_stall, as Nsight Compute names it
-    assert stalled[True] > 0 and stalled[False] == 0
+    assert stalled > 0 and not_stalled == 0
