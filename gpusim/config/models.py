@@ -160,9 +160,9 @@ class SMSpec(BaseModel):
         "instruction ptxas makes one such instruction of, gets it")
     sass_pipes: dict[str, dict[str, int]] = Field(
         default_factory=dict, description="pipes a SASS instruction holds that differ from its unit's issue_interval, "
-        "keyed by opcode prefix as sass_latency is, each {unit name: cycles it holds that unit's pipe}: a PTX "
-        "instruction ptxas makes one such instruction of holds each listed pipe of its sub-partition that long "
-        "(its own unit's entry replaces the unit's issue_interval), cycles")
+        "keyed by opcode prefix as sass_latency is, each {unit name: cycles it holds that unit's pipe}: such a SASS "
+        "instruction (a PTX instruction's only one, or one of an expansion) holds each listed pipe of its "
+        "sub-partition that long (its own unit's entry replaces the unit's issue_interval), cycles")
     scheduler: SchedulerSpec = Field(..., description="warp schedulers of one SM")
     units: dict[str, UnitSpec] = Field(
         ...,

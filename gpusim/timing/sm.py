@@ -499,6 +499,17 @@ class Scheduler:
                 heappush(env.times, t)
             b.append((self._wake, token))
 
+    def hold(self, holds: tuple[tuple[str, int], ...], now: int) -> None:
+        """Book :attr:`gpusim.timing.decode.Timed.holds` of an instruction issued at cycle ``now``:
+        each ``(unit, cycles)`` pipe stays busy until ``now + cycles`` at least (``unit_free``), and a
+        warp waiting for it until then stalls in ``dispatch_stall`` (``held``)."""
+        for u, c in holds:
+            end = now + c
+            if self.held[u] < end:
+                self.held[u] = end
+            if self.unit_free[u] < end:
+                self.unit_free[u] = end
+
     def wake(self, t: float) -> None:
         """Something may issue at cycle ``t``: end a longer sleep."""
         if self.sleep_until is not None and t < self.sleep_until:
@@ -515,7 +526,7 @@ class Scheduler:
         timed = w.timed
         u = self.unit_free[timed.unit] if timed.slots else 0  # a folded instruction uses no pipe
         if u > t:
-            t, reason = u, "dispatch_stall" if timed.slots and self.held[timed.unit] >= u else "math_pipe_throttle"
+            t, reason = u, "dispatch_stall" if self.held[timed.unit] >= u else "math_pipe_throttle"
         queue = timed.queue
         if queue:
             sm = self.sm
@@ -661,11 +672,8 @@ class SM:
                 stalls[0] += slots  # "selected"
                 w.last_issue = now + slots - 1
                 sched.unit_free[timed.unit] = now + timed.interval
-                for u, c in timed.holds:  # other pipes it holds (Timed.holds)
-                    if sched.held[u] < now + c:
-                        sched.held[u] = now + c
-                    if sched.unit_free[u] < now + c:
-                        sched.unit_free[u] = now + c
+                if timed.holds:
+                    sched.hold(timed.holds, now)
             elif w.last_issue < now - 1:
                 w.last_issue = now - 1
             served = None
@@ -734,11 +742,8 @@ class SM:
                 sched.wgmma_free = start + timed.interval
             else:
                 sched.unit_free[timed.unit] = now + timed.interval
-                for u, c in timed.holds:
-                    if sched.held[u] < now + c:
-                        sched.held[u] = now + c
-                    if sched.unit_free[u] < now + c:
-                        sched.unit_free[u] = now + c
+                if timed.holds:
+                    sched.hold(timed.holds, now)
         else:
             kind_is_wgmma = False
         if not slots and w.last_issue < now - 1:
@@ -824,11 +829,9 @@ class SM:
         launch = self.launch
         launch.stalls[timed.pc][0] += 1  # "selected"
         w.last_issue = now
-        unit_free = w.sched.unit_free
-        unit_free[timed.unit] = max(unit_free[timed.unit], now + timed.interval)
-        for u, c in timed.holds:
-            w.sched.held[u] = max(w.sched.held[u], now + c)
-            unit_free[u] = max(unit_free[u], now + c)
+        w.sched.unit_free[timed.unit] = max(w.sched.unit_free[timed.unit], now + timed.interval)
+        if timed.holds:
+            w.sched.hold(timed.holds, now)
         if segs is not None:
             w.event[0].extend(segs)
         w.micro_i += 1
