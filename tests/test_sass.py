@@ -153,6 +153,26 @@ def test_a_loop_ptxas_unrolls_costs_the_unrolled_body_per_iteration():
 
 
 @pytest.mark.sass
+def test_a_branch_ptxas_if_converted_around_hoisted_loop_code_issues_for_every_warp():
+    # stencil3d_coarse (corpus, fit half): ptxas predicates the interior threads' stencil (@P1 LDS,
+    # FADD, STG) and schedules the loop's own counter update and moves among it, unguarded. The branch
+    # is if-converted all the same: the warps of the tile's edge rows, which skip it in PTX, issue its
+    # SASS with every lane off. Counted as the H100 counts them (0.928x before, as branching).
+    from validation.corpus import cases as C
+    from validation.corpus.on_gpu import gpu_rows
+    from validation.corpus.runner import Modules, launch
+
+    report = ROOT / "validation" / "reports" / "h100" / "corpus"
+    digests = json.loads((report / "corpus_digests.json").read_text())
+    want = gpu_rows(report / "corpus.csv", digests["order"])["stencil3d_coarse"]["smsp__inst_executed.sum"]
+    case = C.BY_NAME["stencil3d_coarse"]
+    n = case.sizes["gpu"]
+    with gpusim.Device("h100"):
+        res, _ = launch(gpusim, Modules(gpusim), case, n, C.inputs(case, n))
+    assert abs(res.metrics["smsp__inst_executed.sum"] / want - 1) < 0.001
+
+
+@pytest.mark.sass
 def test_sass_equivalent_counts_match_the_h100():
     # Every suite case at its smallest committed H100 size.
     sizes: dict[str, int] = {}

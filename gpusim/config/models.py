@@ -131,8 +131,8 @@ class SMSpec(BaseModel):
         ge=1,
     )
     mio_queue_cycles: int = _int(
-        "timing model: shared-memory (MIO) backlog, in data-stage cycles, above which warps stall in "
-        "mio_throttle, cycles", ge=0)
+        "timing model: a sub-partition's shared-memory (MIO) backlog, in data-stage cycles (from the SM's "
+        "data stage ending its latest shared access), above which its warps stall in mio_throttle, cycles", ge=0)
     lg_queue_cycles: int = _int(
         "timing model: L1 tag-stage backlog above which global and local accesses stall in lg_throttle, "
         "cycles", ge=0)

@@ -19,8 +19,10 @@ The method (docs/model/sampling.md, "Loop-iteration sampling"):
    their mean, that mean is within it of the ``window`` periods before (no drift), at least
    ``policy.iteration_min_chunks`` chunks ran, no warp joined the loop in the window and none has
    left it (a loop whose warps run different trip counts is not extrapolated from its tail:
-   ``gemv_thread_row``, decided at its 13th of 16 iterations, came out +6 %), the loop is
-   *stable*. When single chunks disagree, periods of 2, 4... chunks (up to
+   ``gemv_thread_row``, decided at its 13th of 16 iterations, came out +6 %) and every warp
+   inside the loop's body completed an iteration over the window (else the others' rate is
+   taken for all: ``lds_width.py``'s ``lds32_b``, whose 16 warps of one sub-partition waited,
+   came out 0.70x), the loop is *stable*. When single chunks disagree, periods of 2, 4... chunks (up to
    ``policy.iteration_max_stride``) are judged the same way, for loops whose iterations alternate
    between a slow and a fast one with a steady mean. Once stable, its period ``p`` (the window's
    mean) and the rates per warp-iteration of the timing model's additive counters over the
@@ -181,7 +183,7 @@ class _Loop:
         self.back, self.head = back, head
         self.counts: dict = {}   # warp -> iterations it completed (back edges issued)
         self.issued = 0          # back edges issued, all warps
-        self.marks: list = []    # (cycle, mean iteration, warps, back edges, counter snapshot)
+        self.marks: list = []    # (cycle, mean iteration, warps, back edges, counter snapshot, slowest warp's iterations)
         self.next = 1            # the mean iteration (a whole number) at which to look for a mark
 
 
@@ -289,7 +291,7 @@ class LoopSampler:
         marks = loop.marks
         if marks and now - marks[-1][0] < p.iteration_chunk_cycles:
             return
-        marks.append((now, m, warps, loop.issued, self._snapshot()))
+        marks.append((now, m, warps, loop.issued, self._snapshot(), self._slowest(loop)))
         w = p.window
         for stride in _strides(p.iteration_max_stride):
             if len(marks) < max(p.iteration_min_chunks, 2 * w * stride) + 1:
@@ -297,6 +299,9 @@ class LoopSampler:
             used = marks[-1 - 2 * w * stride::stride]
             if used[0][2] != warps:   # warps still joining the loop
                 return
+            if marks[-1][5] <= used[w][5]:
+                return   # a warp in the loop completed no iteration in the window: it has not joined yet, or
+                # waits while the others run (lds_width.py's lds32_b: 14 of 64 warps for 36 iterations)
             per = np.array([(b[0] - a[0]) / (b[1] - a[1]) for a, b in zip(used[:-1], used[1:])])
             last, before = per[-w:], per[:w]
             mean = last.mean()
@@ -320,6 +325,13 @@ class LoopSampler:
             self.baseline = (self.rates.get("l1_ld_hits", 0) / loaded,
                              self.rates.get("dram_read_bytes_global_ld", 0) / (sector * loaded))
             self.check_every = max(1, b[1] - a[1])
+
+    def _slowest(self, loop: _Loop) -> int:
+        """The fewest iterations completed by a live warp now inside ``loop``'s body (0 for one
+        that has completed none)."""
+        counts, head, back = loop.counts, loop.head, loop.back
+        return min((counts.get(x, 0) for sm in self.launch.sms for cta in sm.ctas for x in cta.warps
+                    if not x.done and head <= x.timed.pc <= back), default=0)
 
     # ---------------------------------------------------------------- park and skip
     def _ready(self, cta) -> bool:

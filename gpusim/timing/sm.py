@@ -29,8 +29,11 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   is ready (a scoreboard per warp), the instruction's unit pipe is free (one
   pipe per class per scheduler, busy ``issue_interval`` cycles per warp
   instruction, and busy too while an instruction holds it besides its own:
-  ``Timed.holds``, the H100's ``IMAD.WIDE``) and, for memory instructions, the SM's memory queues are below
-  ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields).
+  ``Timed.holds``, the H100's ``IMAD.WIDE``) and, for memory instructions, the memory queues are below
+  ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields): for shared
+  memory, the scheduler's own (the SM's data stage ends its latest shared access less than
+  ``sm.mio_queue_cycles`` ahead), so that the four sub-partitions take turns at a full data stage
+  (``validation/probes/lds_width.py``); for the L1TEX path, the SM's tag stage.
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
   its wavefronts pass the L1TEX's data stage (one wavefront per cycle, §5; global loads'
   wavefronts hold it too, ``validation/probes/data_stage.py``) plus
@@ -368,6 +371,9 @@ class Scheduler:
         #: then stalls in dispatch_stall, as Nsight Compute names it, not math_pipe_throttle
         self.held = dict.fromkeys(self.unit_free, 0)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
+        #: the cycle the SM's data stage ends this scheduler's latest shared access: its own MIO
+        #: backlog, which mio_throttle bounds (SM._memory)
+        self.mio_end = 0.0
         self.last: Warp | None = None
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
@@ -443,7 +449,7 @@ class Scheduler:
                 else:
                     t, reason = dep, w.dep_reason
                 if queue == "mio":
-                    q = sm.l1.data_free - sm.mio_queue
+                    q = self.mio_end - sm.mio_queue
                     if q > t:
                         t, reason = q, "mio_throttle"
                 else:
@@ -467,7 +473,7 @@ class Scheduler:
                         t = u
                     queue = timed.queue
                     if queue:
-                        q = sm.l1.data_free - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
+                        q = self.mio_end - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
                         if q > t:
                             t = q
                     if t < t_next:
@@ -531,7 +537,7 @@ class Scheduler:
         if queue:
             sm = self.sm
             if queue == "mio":
-                q = sm.l1.data_free - sm.mio_queue
+                q = self.mio_end - sm.mio_queue
                 if q > t:
                     t, reason = q, "mio_throttle"
             else:
@@ -767,7 +773,7 @@ class SM:
             # of a load the warp waits for the loads (Timed.skip_shared, skip_wait)
             l1 = self.l1
             t0 = max(l1.data_free, now)
-            l1.data_free = t0 + timed.skip_shared
+            l1.data_free = w.sched.mio_end = t0 + timed.skip_shared
             if timed.skip_wait and t0 + timed.skip_shared + self.shared_cost[2] > floor:
                 floor, why = t0 + timed.skip_shared + self.shared_cost[2], "short_scoreboard"
         if kind is _CPASYNC or kind is _WGMMA or kind is _FENCE:
@@ -1118,4 +1124,6 @@ class SM:
             done = max(done, t)
         if after is not None:
             after()
+        if w.timed.queue == "mio":
+            w.sched.mio_end = self.l1.data_free
         return done

@@ -116,26 +116,31 @@ def test_spin_loops_are_not_candidates():
     assert spins and not any(h <= spins[0] <= b for b, h in outer_loops(module.kernels["locked_sum"]).items())
 
 
-def _decide(periods: list[int], policy: Policy, left: int = 0):
+def _decide(periods: list[int], policy: Policy, left: int = 0, waiting: int = 0):
     """Feed a loop_sum sampler iterations of the given cycles (16 warps in step, ``left`` of them
-    past the loop's back edge); return the (iteration at which it chose the loop, period) or None."""
+    past the loop's back edge, ``waiting`` more in its body completing none); return the (iteration
+    at which it chose the loop, period) or None."""
     from types import SimpleNamespace
 
     from gpusim.timing.itersampling import LoopSampler
     from isa import parse
     path = PTX / "loops.ptx"
     sampler = LoopSampler(parse(path.read_text(), str(path)).kernels["loop_sum"], policy)
-    sampler.launch = SimpleNamespace(mem=SimpleNamespace(count={"x": 0}), stalls=np.zeros(4))
     (loop,) = sampler.loops.values()
-    class Warp:   # 16 warps in the loop's body
+    class Warp:   # warps in the loop's body
         done, timed = False, SimpleNamespace(pc=loop.head)
     loop.counts = {Warp(): 0 for _ in range(16)}
+    warps = list(loop.counts) + [Warp() for _ in range(waiting)]
+    sampler.launch = SimpleNamespace(mem=SimpleNamespace(count={"x": 0}), stalls=np.zeros(4),
+                                     sms=[SimpleNamespace(ctas=[SimpleNamespace(warps=warps)])])
     for x in list(loop.counts)[:left]:
         x.timed = SimpleNamespace(pc=loop.back + 1)
     now = 0
     for i, cycles in enumerate(periods, 1):
         now += cycles
         loop.issued += 16
+        for x in loop.counts:
+            loop.counts[x] += 1
         sampler._mark(loop, now)
         if sampler.chosen is not None:
             return i, sampler.period
@@ -152,6 +157,8 @@ def test_a_loop_whose_iterations_alternate_is_judged_on_pairs_of_chunks():
     assert _decide([3000] + [2500] * 10, Policy()) == (7, 2500)   # 7 marks: iteration_min_chunks + 1
     # ... but not once warps leave the loop (its tail: those left iterate faster than the period)
     assert _decide([3000] + [2500] * 10, Policy(), left=1) is None
+    # ... nor while a warp in the loop completes no iteration: the others' rate is not the loop's
+    assert _decide([3000] + [2500] * 10, Policy(), waiting=1) is None
     with pytest.raises(ValueError, match="iteration_max_stride"):
         Policy(iteration_max_stride=0)
 

@@ -383,3 +383,20 @@ def test_cycles_do_not_depend_on_how_many_ctas_a_functional_stepper_runs(monkeyp
             r = run_case(CASES[case], gpusim, n).launches[0]
         got.append((r.cycles, r.metrics["smsp__inst_executed.sum"], r.metrics["smsp__pcsamp_warps_issue_stalled_long_scoreboard"]))
     assert got[0] == got[1] == got[2]
+
+
+def test_every_sub_partition_gets_its_turn_at_a_full_shared_memory_queue():
+    # lds_width.py's lds32: 64 warps an SM issue 8 conflict-free shared loads an iteration, so the
+    # SM's data stage (one wavefront a cycle) is the limit and the MIO queue stays full. Each
+    # sub-partition's queue is its own, and the H100 serves them in turn (the slope is the data
+    # stage's rate); when the four schedulers raced for one SM-wide queue, the scheduler that won a
+    # freed slot was the first awake at the next, and one sub-partition's 16 warps issued no shared
+    # load until the others' had finished (the loop sampler took the other 48 warps' rate for all).
+    from validation.probes import lds_width as L
+
+    with gpusim.Device("h100", mode="timing", overrides={"sm_count": 1}, sampling=False, record_events=True):
+        r = gpusim.RawModule(code=L.CODE).get_function("lds32")((8,), (256,), L._args(gpusim, np, 16, 8))
+    shared = sorted((e.cycle, e.slot % 4) for e in r.events if e.space == "shared")
+    first_half = [s for _, s in shared[:len(shared) // 2]]
+    counts = [first_half.count(s) for s in range(4)]
+    assert min(counts) >= 0.2 * len(first_half), counts   # each near a quarter (one had 7 %)
