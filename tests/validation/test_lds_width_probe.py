@@ -42,3 +42,17 @@ def test_gpusim_times_every_launch_with_each_sub_partitions_queue_and_did_not_be
     assert all(abs(e) < 4 for e in after.values())
     # one sub-partition's warps starved until the others finished: the short launches ran long
     assert sum(before[f"{k} i64"] > 10 for k in ("lds32", "lds32_b", "lds32_h", "lds64_b")) == 4
+
+
+def test_the_h100_serves_an_sms_oldest_cta_first_at_a_full_data_stage():
+    import numpy as np
+
+    s = np.load(DATA / "lds32_stamps_h100.npy")     # (SM, warp slot, loop start, loop end) per warp
+    for sm in np.unique(s[:, 0])[:8]:
+        x = s[s[:, 0] == sm]
+        ends = x[:, 3] - x[:, 2].min()
+        cta_end = [ends[x[:, 1] // 8 == c].max() for c in range(8)]   # warp slots 8c..8c+7: one CTA
+        assert cta_end == sorted(cta_end)              # CTAs end in the order they started
+        assert cta_end[0] < 0.4 * cta_end[-1]          # the first long before the last
+    sim = np.load(DATA / "lds32_stamps_sim_1sm.npy")  # gpusim (one SM, detailed): all end together
+    assert np.ptp(sim[:, 3]) < 0.01 * (sim[:, 3].max() - sim[:, 2].min())

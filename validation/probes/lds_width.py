@@ -94,6 +94,20 @@ def _source() -> str:
 
 
 CODE = _source()
+#: ``lds32`` with clock stamps: each warp's lane 0 writes (SM, hardware warp slot, the loop's start and
+#: end on its SM's clock64) to ``stamps[4 * global warp]``
+STAMPED = _kernel("lds32_stamped", [(1, "4 * l")] * 8).replace(
+    "(unsigned iters, unsigned* out)", "(unsigned iters, unsigned* out, long long* stamps)").replace(
+    "#pragma unroll 1", "long long t0 = clock64();\n#pragma unroll 1").replace(
+    "    if (acc == 0xdeadbeefu)", """    long long t1 = clock64();
+    if (l == 0) {
+        unsigned sm, slot;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        asm volatile("mov.u32 %0, %%warpid;" : "=r"(slot));
+        long long* o = stamps + 4 * ((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+        o[0] = sm; o[1] = slot; o[2] = t0; o[3] = t1;
+    }
+    if (acc == 0xdeadbeefu)""")
 #: (label, kernel, iterations) in launch order
 PATTERNS = tuple((f"{k} i{i}", k, i) for k in (*KINDS, "bgemm_dot") for i in ITERS)
 #: loads an iteration and wavefronts a warp-load (§5), per kernel
@@ -104,7 +118,9 @@ STATES = ("barrier", "branch_resolving", "dispatch_stall", "drain", "lg_throttle
           "short_scoreboard", "sleeping", "tex_throttle", "wait")
 COUNTERS = {"cycles": ("sm__cycles_elapsed.avg",), "instructions": ("smsp__inst_executed.sum",),
             "shared_wavefronts": ("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",),
-            "shared_loads": ("smsp__inst_executed_op_shared_ld.sum",)} | {
+            "shared_loads": ("smsp__inst_executed_op_shared_ld.sum",),
+            "warps_active_pct": ("sm__warps_active.avg.pct_of_peak_sustained_active",),
+            "registers": ("launch__registers_per_thread",)} | {
     s: (f"smsp__average_warps_issue_stalled_{s}_per_issue_active.ratio",) for s in STATES}
 METRICS = sorted({m for names in COUNTERS.values() for m in names})
 
@@ -128,6 +144,18 @@ def main() -> None:
             f((sms * CTAS_PER_SM,), (BLOCK,), _args(cupy, np, iters, sms * CTAS_PER_SM))
         cupy.cuda.runtime.deviceSynchronize()
         print(f"launch {label}", flush=True)
+
+
+def stamps(xp, sms: int, iters: int = 256):
+    """Run :data:`STAMPED` once on ``xp`` (cupy, or gpusim timed in detail) at :data:`CTAS_PER_SM` CTAs
+    on each of ``sms`` SMs; returns an int64 array of shape (warps, 4): SM, warp slot, loop start, loop
+    end (clock64 of the warp's SM)."""
+    import numpy as np
+
+    ctas = sms * CTAS_PER_SM
+    out = xp.zeros(ctas * BLOCK * 4 // 32, np.int64)
+    xp.RawModule(code=STAMPED).get_function("lds32_stamped")((ctas,), (BLOCK,), _args(xp, np, iters, ctas) + (out,))
+    return np.asarray(out.get()).reshape(-1, 4)
 
 
 def gpu_rows(path: str) -> dict[str, dict[str, float]]:
