@@ -77,7 +77,9 @@ class SchedulerSpec(BaseModel):
         min_length=1,
         description="warp selection policy of the timing model (a model choice, not a "
         "hardware fact), by registered name: 'lrr' (loose round robin), 'gto' (greedy-then-oldest), "
-        "'two_level', or one added with gpusim.timing.policies.register_policy (checked when a "
+        "'two_level', 'oldest_cta' (the oldest CTA's warps first, round robin inside a CTA: the order "
+        "H100 clock stamps show with several CTAs an SM), or one added with "
+        "gpusim.timing.policies.register_policy (checked when a "
         "timing launch starts)",
     )
     group_warps: int = _int("timing model: warps per fetch group of the two_level policy, warps", ge=1)

@@ -72,7 +72,7 @@ from gpusim.memmodel import partial_sectors, shared_wavefronts
 from gpusim.timing.context import LaunchContext
 from gpusim.timing.decode import unused_atom_results
 from gpusim.timing.memsys import LOCAL_BASE, _lines
-from gpusim.timing.policies import GTO, LRR, make_policy
+from gpusim.timing.policies import make_policy
 from isa.opcodes import Kind
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -357,9 +357,9 @@ class Scheduler:
         launch = sm.launch
         self.launch, self.env = launch, launch.env
         self.warps: list[Warp] = []
-        #: LRR and GTO (whose orders _run inlines): per warp index i, the policy's order after
-        #: warps[i] issued (None until first needed: after_of); None for other policies (policy.order
-        #: is called)
+        #: a policy whose order depends on (warps, last) alone (``policy.cached``): per warp index i,
+        #: its order after warps[i] issued (None until first needed: after_of); None for other
+        #: policies (policy.order is called)
         self.after: list[list[Warp] | None] | None = None
         #: the order for the next pick while ``after`` is not None: after[last.sidx], or warps when no
         #: warp has issued or the last one exited (kept by changed() and SM.issue)
@@ -378,30 +378,29 @@ class Scheduler:
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.gto = type(self.policy) is GTO  # _run inlines their orders (after, order)
-        self.lrr = type(self.policy) is LRR
+        self.cached = self.policy.cached  # _run keeps their orders (after, order)
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
         self._wake = self._run  # the bound method, made once
         self.env.urgent(self._wake, 0)
 
     def changed(self) -> None:
-        """Its warps changed (a warp was added or exited): note each warp's place in them, and
-        make LRR's or GTO's order after each (:attr:`after`, what ``policy.order(warps, warps[i])``
-        gives) and the current one (:attr:`order`)."""
+        """Its warps changed (a warp was added or exited): note each warp's place in them, and, for a
+        cached policy, forget its orders after each (:attr:`after`) and make the current one
+        (:attr:`order`)."""
         warps = self.warps
         for i, w in enumerate(warps):
             w.sidx = i
-        if self.lrr or self.gto:
+        if self.cached:
             self.after = [None] * len(warps)
             last = self.last
             self.order = warps if last is None or last.done else self.after_of(last.sidx)
 
     def after_of(self, i: int) -> list[Warp]:
-        """LRR's or GTO's order after ``warps[i]`` issued (``policy.order(warps, warps[i])``),
-        made once per change of the warps (:attr:`after`)."""
+        """The policy's order after ``warps[i]`` issued (``policy.order(warps, warps[i])``), made once
+        per change of the warps (:attr:`after`)."""
         warps = self.warps
-        order = self.after[i] = warps[i + 1:] + warps[:i + 1] if self.lrr else [warps[i]] + warps
+        order = self.after[i] = self.policy.order(warps, warps[i])
         return order
 
     # ---------------------------------------------------------------- process
@@ -422,7 +421,7 @@ class Scheduler:
         while True:
             # Choose the warp: in the policy's order, the first whose ready_at(w) <= now.
             t_next = INF  # else the earliest ready_at of a warp
-            # LRR's and GTO's orders are kept (order: policy.order(warps, last), made ahead)
+            # a cached policy's order is kept (order: policy.order(warps, last), made ahead)
             order = self.order if self.after is not None else self.policy.order(self.warps, self.last)
             for w in order:
                 dep = w.dep_ready

@@ -69,7 +69,7 @@ def test_an_unknown_policy_names_the_field_and_the_known_policies():
         _launch("independent", 1, 32, overrides={"sm.scheduler.policy": "fifo"})
     msg = str(e.value)
     assert "sm.scheduler.policy = 'fifo' is not a registered scheduler policy" in msg
-    assert "gto, lrr, two_level" in msg
+    assert "gto, lrr, oldest_cta, two_level" in msg
 
 
 def test_register_policy_rejects_what_cannot_be_a_policy():

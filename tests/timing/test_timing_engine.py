@@ -400,3 +400,36 @@ def test_every_sub_partition_gets_its_turn_at_a_full_shared_memory_queue():
     first_half = [s for _, s in shared[:len(shared) // 2]]
     counts = [first_half.count(s) for s in range(4)]
     assert min(counts) >= 0.2 * len(first_half), counts   # each near a quarter (one had 7 %)
+
+
+def test_oldest_cta_serves_an_sms_ctas_in_the_order_they_started():
+    # lds_width.py's FFMA loop with clock stamps, 8 CTAs of 256 threads on one SM. On the H100 the CTAs
+    # end one after another in their start order, each CTA's warps together
+    # (validation/reports/h100/lds_width/fma_stamps_h100.npy); "oldest_cta" gives that, "lrr" ends
+    # every CTA together; the totals are close.
+    from validation.probes import lds_width as L
+
+    ends = {}
+    for policy in ("oldest_cta", "lrr"):
+        with gpusim.Device("h100", mode="timing", sampling=False,
+                           overrides={"sm_count": 1, "sm.scheduler.policy": policy}):
+            s = L.stamps(gpusim, 1, 16, "fma_stamped")
+        t = s[:, 3] - s[:, 2].min()
+        ends[policy] = [int(t[s[:, 1] // 8 == c].max()) for c in range(8)]
+    oldest, lrr = ends["oldest_cta"], ends["lrr"]
+    assert oldest == sorted(oldest) and oldest[0] < 0.3 * oldest[-1]
+    assert max(lrr) - min(lrr) < 0.1 * max(lrr)
+    assert abs(oldest[-1] / max(lrr) - 1) < 0.1   # (+8 %: the youngest CTA ends alone, 2 warps a scheduler)
+
+
+def test_oldest_cta_orders_older_ctas_first_and_rotates_inside_the_last_warps_cta():
+    from types import SimpleNamespace
+
+    from gpusim.timing.policies import OldestCTA
+
+    a, b, c = object(), object(), object()
+    warps = [SimpleNamespace(cta=cta, done=False, name=f"{n}{i}") for n, cta in (("a", a), ("b", b), ("c", c))
+             for i in range(3)]
+    order = OldestCTA(None).order(warps, warps[4])   # b1 issued last
+    assert [w.name for w in order] == ["a0", "a1", "a2", "b2", "b0", "b1", "c0", "c1", "c2"]
+    assert OldestCTA(None).order(warps, None) is warps

@@ -146,15 +146,50 @@ def main() -> None:
         print(f"launch {label}", flush=True)
 
 
-def stamps(xp, sms: int, iters: int = 256):
-    """Run :data:`STAMPED` once on ``xp`` (cupy, or gpusim timed in detail) at :data:`CTAS_PER_SM` CTAs
+#: the same stamps around an issue-bound loop without memory: 8 independent FFMA chains, 32 FFMA an iteration
+#: (whether the order in which an SM serves its CTAs is the MIO queue's or the schedulers')
+STAMPED_FMA = r"""
+extern "C" __global__ void __launch_bounds__(256) fma_stamped(unsigned iters, unsigned* out, long long* stamps)
+{
+    unsigned l = threadIdx.x & 31;
+    float a[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] = (float)(threadIdx.x + j) * 1e-3f;
+    long long t0 = clock64();
+#pragma unroll 1
+    for (unsigned k = 0; k < iters; ++k) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+            for (int j = 0; j < 8; ++j) a[j] = fmaf(a[j], 0.999f, 0.5f);
+    }
+    long long t1 = clock64();
+    if (l == 0) {
+        unsigned sm, slot;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        asm volatile("mov.u32 %0, %%warpid;" : "=r"(slot));
+        long long* o = stamps + 4 * ((blockIdx.x * blockDim.x + threadIdx.x) / 32);
+        o[0] = sm; o[1] = slot; o[2] = t0; o[3] = t1;
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s += a[j];
+    if (s == -1.0f) out[blockIdx.x * blockDim.x + threadIdx.x] = 1u;
+}
+"""
+
+
+def stamps(xp, sms: int, iters: int = 256, kernel: str = "lds32_stamped"):
+    """Run ``kernel`` (:data:`STAMPED`'s ``lds32_stamped`` or :data:`STAMPED_FMA`'s ``fma_stamped``) once on
+    ``xp`` (cupy, or gpusim timed in detail) at :data:`CTAS_PER_SM` CTAs
     on each of ``sms`` SMs; returns an int64 array of shape (warps, 4): SM, warp slot, loop start, loop
     end (clock64 of the warp's SM)."""
     import numpy as np
 
     ctas = sms * CTAS_PER_SM
     out = xp.zeros(ctas * BLOCK * 4 // 32, np.int64)
-    xp.RawModule(code=STAMPED).get_function("lds32_stamped")((ctas,), (BLOCK,), _args(xp, np, iters, ctas) + (out,))
+    code = STAMPED if kernel == "lds32_stamped" else STAMPED_FMA
+    xp.RawModule(code=code).get_function(kernel)((ctas,), (BLOCK,), _args(xp, np, iters, ctas) + (out,))
     return np.asarray(out.get()).reshape(-1, 4)
 
 
