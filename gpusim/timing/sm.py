@@ -378,7 +378,7 @@ class Scheduler:
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
         self.policy = make_policy(launch.cfg)
-        self.cached = self.policy.cached  # _run keeps their orders (after, order)
+        self.cached = getattr(self.policy, "cached", False)  # _run keeps their orders (after, order)
         self.folded = 0  # folded instructions issued in this cycle so far
         self.token = 0  # the wake-up the scheduler waits for (older ones are stale)
         self._wake = self._run  # the bound method, made once

@@ -96,10 +96,8 @@ def _source() -> str:
 CODE = _source()
 #: ``lds32`` with clock stamps: each warp's lane 0 writes (SM, hardware warp slot, the loop's start and
 #: end on its SM's clock64) to ``stamps[4 * global warp]``
-STAMPED = _kernel("lds32_stamped", [(1, "4 * l")] * 8).replace(
-    "(unsigned iters, unsigned* out)", "(unsigned iters, unsigned* out, long long* stamps)").replace(
-    "#pragma unroll 1", "long long t0 = clock64();\n#pragma unroll 1").replace(
-    "    if (acc == 0xdeadbeefu)", """    long long t1 = clock64();
+#: after a loop timed from ``t0``: lane 0 of each warp writes its stamps (the kernels' common end)
+_STAMP = r"""    long long t1 = clock64();
     if (l == 0) {
         unsigned sm, slot;
         asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
@@ -107,7 +105,11 @@ STAMPED = _kernel("lds32_stamped", [(1, "4 * l")] * 8).replace(
         long long* o = stamps + 4 * ((blockIdx.x * blockDim.x + threadIdx.x) / 32);
         o[0] = sm; o[1] = slot; o[2] = t0; o[3] = t1;
     }
-    if (acc == 0xdeadbeefu)""")
+"""
+STAMPED = _kernel("lds32_stamped", [(1, "4 * l")] * 8).replace(
+    "(unsigned iters, unsigned* out)", "(unsigned iters, unsigned* out, long long* stamps)").replace(
+    "#pragma unroll 1", "long long t0 = clock64();\n#pragma unroll 1").replace(
+    "    if (acc == 0xdeadbeefu)", _STAMP + "    if (acc == 0xdeadbeefu)")
 #: (label, kernel, iterations) in launch order
 PATTERNS = tuple((f"{k} i{i}", k, i) for k in (*KINDS, "bgemm_dot") for i in ITERS)
 #: loads an iteration and wavefronts a warp-load (§5), per kernel
@@ -163,15 +165,7 @@ extern "C" __global__ void __launch_bounds__(256) fma_stamped(unsigned iters, un
 #pragma unroll
             for (int j = 0; j < 8; ++j) a[j] = fmaf(a[j], 0.999f, 0.5f);
     }
-    long long t1 = clock64();
-    if (l == 0) {
-        unsigned sm, slot;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-        asm volatile("mov.u32 %0, %%warpid;" : "=r"(slot));
-        long long* o = stamps + 4 * ((blockIdx.x * blockDim.x + threadIdx.x) / 32);
-        o[0] = sm; o[1] = slot; o[2] = t0; o[3] = t1;
-    }
-    float s = 0.0f;
+""" + _STAMP + r"""    float s = 0.0f;
 #pragma unroll
     for (int j = 0; j < 8; ++j) s += a[j];
     if (s == -1.0f) out[blockIdx.x * blockDim.x + threadIdx.x] = 1u;
