@@ -834,9 +834,10 @@ class SM:
         launch = self.launch
         launch.stalls[timed.pc][0] += 1  # "selected"
         w.last_issue = now
-        w.sched.unit_free[timed.unit] = max(w.sched.unit_free[timed.unit], now + timed.interval)
+        sched = w.sched
+        sched.unit_free[timed.unit] = max(sched.unit_free[timed.unit], now + timed.interval)
         if timed.holds:
-            w.sched.hold(timed.holds, now)
+            sched.hold(timed.holds, now)
         if segs is not None:
             w.event[0].extend(segs)
         w.micro_i += 1

@@ -23,7 +23,8 @@ issues an iteration. Run it under Nsight Compute on a GPU machine (clocks untouc
     ncu --clock-control none --metrics $(python3 validation/probes/lds_width.py --metrics) \\
         --csv --page raw --print-units base --log-file $OUT/lds_width.csv python3 validation/probes/lds_width.py
 
-Each launch runs twice (warm-up, then measured). gpusim's side:
+Each launch runs twice (warm-up, then measured). :func:`stamps` runs ``lds32`` or an issue-bound
+``FFMA`` loop once with per-warp clock stamps (the order in which an SM serves its CTAs). gpusim's side:
 ``python3 validation/probes/lds_width.py sim lds_width.csv OUT.json [--jobs N]``; the table:
 ``python3 validation/probes/lds_width.py --table lds_width.csv [OUT.json]``. Needs CuPy only on the GPU.
 """
@@ -85,7 +86,7 @@ extern "C" __global__ void __launch_bounds__({BLOCK}) {name}(unsigned iters, uns
 
 
 #: bgemm16's dot product an iteration: 2 half-warp-broadcast LDS.128 and 8 half-warp LDS.32
-BGEMM_DOT = [(4, "64 * (l / 16)")] + [(1, "4 * (l % 16)")] * 4 + [(4, "64 * (l / 16)")] + [(1, "4 * (l % 16)")] * 4
+BGEMM_DOT = ([(4, "64 * (l / 16)")] + [(1, "4 * (l % 16)")] * 4) * 2
 
 
 def _source() -> str:
@@ -94,9 +95,8 @@ def _source() -> str:
 
 
 CODE = _source()
-#: ``lds32`` with clock stamps: each warp's lane 0 writes (SM, hardware warp slot, the loop's start and
-#: end on its SM's clock64) to ``stamps[4 * global warp]``
-#: after a loop timed from ``t0``: lane 0 of each warp writes its stamps (the kernels' common end)
+#: after a loop timed from ``t0``: lane 0 of each warp writes (SM, hardware warp slot, the loop's start
+#: and end on its SM's clock64) to ``stamps[4 * global warp]`` (the stamped kernels' common end)
 _STAMP = r"""    long long t1 = clock64();
     if (l == 0) {
         unsigned sm, slot;
@@ -106,6 +106,7 @@ _STAMP = r"""    long long t1 = clock64();
         o[0] = sm; o[1] = slot; o[2] = t0; o[3] = t1;
     }
 """
+#: ``lds32`` with clock stamps (:data:`_STAMP`)
 STAMPED = _kernel("lds32_stamped", [(1, "4 * l")] * 8).replace(
     "(unsigned iters, unsigned* out)", "(unsigned iters, unsigned* out, long long* stamps)").replace(
     "#pragma unroll 1", "long long t0 = clock64();\n#pragma unroll 1").replace(
@@ -135,9 +136,6 @@ def main() -> None:
     import cupy
     import numpy as np
 
-    if sys.argv[1:] == ["--metrics"]:
-        print(",".join(METRICS))
-        return
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     mod = cupy.RawModule(code=CODE)
     for label, kernel, iters in PATTERNS:
