@@ -135,6 +135,12 @@ class SMSpec(BaseModel):
     mio_queue_cycles: int = _int(
         "timing model: a sub-partition's shared-memory (MIO) backlog, in data-stage cycles (from the SM's "
         "data stage ending its latest shared access), above which its warps stall in mio_throttle, cycles", ge=0)
+    mio_queue_instructions: int | None = Field(
+        None, strict=True, ge=1, description="timing model: a sub-partition's MIO queue, in shared-memory "
+        "instructions waiting for the data stage; when set it replaces mio_queue_cycles (a warp stalls in "
+        "mio_throttle while this many of its sub-partition's shared instructions have not reached the data "
+        "stage) and the sub-partition's global and local accesses enter the L1TEX behind them, "
+        "instructions; default None (the cycles rule, global accesses not queued)")
     lg_queue_cycles: int = _int(
         "timing model: L1 tag-stage backlog above which global and local accesses stall in lg_throttle, "
         "cycles", ge=0)

@@ -1077,8 +1077,9 @@ class L1:
         free: the cycle the tag stage is free again (the SM's ``lg_throttle`` compares its
             backlog with ``sm.lg_queue_cycles``).
         data_free: the cycle the data stage is free again: one wavefront a cycle, shared by the
-            SM's shared-memory accesses (:meth:`gpusim.timing.sm.SM._memory`; its backlog over
-            ``sm.mio_queue_cycles`` is ``mio_throttle``) and the data wavefronts of global loads.
+            SM's shared-memory accesses (:meth:`gpusim.timing.sm.SM._memory`; a full MIO queue,
+            :meth:`gpusim.timing.sm.Scheduler.queue_shared`, is ``mio_throttle``) and the data
+            wavefronts of global loads.
             One stage for both, measured on the H100 (``validation/probes/data_stage.py``): 4 or 16
             conflict-free shared loads and a 32-wavefront global load an iteration take the sum of
             their wavefronts (2,318 and 3,101 cycles an iteration for 2,304 and 3,072), not the larger.

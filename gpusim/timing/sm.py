@@ -29,11 +29,14 @@ The model (hardware-facts.md section numbers; MEAS = measured on the H100):
   is ready (a scoreboard per warp), the instruction's unit pipe is free (one
   pipe per class per scheduler, busy ``issue_interval`` cycles per warp
   instruction, and busy too while an instruction holds it besides its own:
-  ``Timed.holds``, the H100's ``IMAD.WIDE``) and, for memory instructions, the memory queues are below
-  ``sm.mio_queue_cycles`` / ``sm.lg_queue_cycles`` of backlog (config fields): for shared
-  memory, the scheduler's own (the SM's data stage ends its latest shared access less than
-  ``sm.mio_queue_cycles`` ahead), so that the four sub-partitions take turns at a full data stage
-  (``validation/probes/lds_width.py``); for the L1TEX path, the SM's tag stage.
+  ``Timed.holds``, the H100's ``IMAD.WIDE``) and, for memory instructions, the memory queues have
+  room: for shared memory, the scheduler's own MIO queue (:meth:`Scheduler.queue_shared`: fewer than
+  ``sm.mio_queue_instructions`` of its shared instructions waiting for the SM's data stage, or,
+  without it, the data stage ending its latest less than ``sm.mio_queue_cycles`` ahead), so that
+  the four sub-partitions take turns at a full data stage (``validation/probes/lds_width.py``); for
+  the L1TEX path, the SM's tag stage less than ``sm.lg_queue_cycles`` behind. With
+  ``sm.mio_queue_instructions`` a global or local access also enters the L1TEX only after the
+  shared instructions its sub-partition queued before it (``validation/probes/mio_pressure.py``).
 * Results: fixed-latency units after ``latency`` cycles; shared memory after
   its wavefronts pass the L1TEX's data stage (one wavefront per cycle, §5; global loads'
   wavefronts hold it too, ``validation/probes/data_stage.py``) plus
@@ -371,9 +374,16 @@ class Scheduler:
         #: then stalls in dispatch_stall, as Nsight Compute names it, not math_pipe_throttle
         self.held = dict.fromkeys(self.unit_free, 0)
         self.wgmma_free = 0.0  # when the tensor pipe's queue of wgmma.mma_async is empty
-        #: the cycle the SM's data stage ends this scheduler's latest shared access: its own MIO
-        #: backlog, which mio_throttle bounds (SM._memory)
-        self.mio_end = 0.0
+        #: this sub-partition's MIO queue (:meth:`queue_shared`): the cycle from which its warps may
+        #: issue a shared-memory instruction (before it, mio_throttle), and the data-stage start of its
+        #: latest one (its global and local accesses enter the L1TEX after it, with
+        #: ``sm.mio_queue_instructions`` set)
+        self.mio_gate = 0.0
+        self.mio_last = 0.0
+        n = launch.cfg.sm.mio_queue_instructions
+        #: the data-stage starts of its last ``sm.mio_queue_instructions`` shared instructions (None:
+        #: the backlog is counted in cycles, ``sm.mio_queue_cycles``)
+        self.mio_starts: deque[float] | None = deque(maxlen=n) if n else None
         self.last: Warp | None = None
         self.sleep_until: float | None = None
         #: This scheduler's warp selection policy (:mod:`gpusim.timing.policies`), by config name.
@@ -448,7 +458,7 @@ class Scheduler:
                 else:
                     t, reason = dep, w.dep_reason
                 if queue == "mio":
-                    q = self.mio_end - sm.mio_queue
+                    q = self.mio_gate
                     if q > t:
                         t, reason = q, "mio_throttle"
                 else:
@@ -472,7 +482,7 @@ class Scheduler:
                         t = u
                     queue = timed.queue
                     if queue:
-                        q = self.mio_end - sm.mio_queue if queue == "mio" else sm.l1.free - sm.lg_queue
+                        q = self.mio_gate if queue == "mio" else sm.l1.free - sm.lg_queue
                         if q > t:
                             t = q
                     if t < t_next:
@@ -503,6 +513,24 @@ class Scheduler:
                 env.buckets[t] = b = []
                 heappush(env.times, t)
             b.append((self._wake, token))
+
+    def queue_shared(self, start: float, end: float) -> None:
+        """A shared-memory instruction of this sub-partition passes the SM's data stage from cycle
+        ``start`` to ``end``: move :attr:`mio_gate`. With ``sm.mio_queue_instructions`` = N, its warps
+        may issue the next one once fewer than N of its shared instructions wait for the data stage
+        (from the start of the N-th latest); otherwise once the data stage ends its latest less than
+        ``sm.mio_queue_cycles`` ahead (``validation/probes/lds_width.py``: four sub-partitions, each
+        throttled on its own backlog, take turns at a full data stage)."""
+        starts = self.mio_starts
+        if starts is None:
+            self.mio_gate = end - self.sm.mio_queue
+            return
+        if end <= start:  # words another load's LDS.128 brought (no SASS instruction of its own)
+            return
+        starts.append(start)
+        self.mio_last = start
+        if len(starts) == starts.maxlen:
+            self.mio_gate = starts[0]
 
     def hold(self, holds: tuple[tuple[str, int], ...], now: int) -> None:
         """Book :attr:`gpusim.timing.decode.Timed.holds` of an instruction issued at cycle ``now``:
@@ -536,7 +564,7 @@ class Scheduler:
         if queue:
             sm = self.sm
             if queue == "mio":
-                q = self.mio_end - sm.mio_queue
+                q = self.mio_gate
                 if q > t:
                     t, reason = q, "mio_throttle"
             else:
@@ -772,7 +800,8 @@ class SM:
             # of a load the warp waits for the loads (Timed.skip_shared, skip_wait)
             l1 = self.l1
             t0 = max(l1.data_free, now)
-            l1.data_free = w.sched.mio_end = t0 + timed.skip_shared
+            l1.data_free = t0 + timed.skip_shared
+            w.sched.queue_shared(t0, l1.data_free)
             if timed.skip_wait and t0 + timed.skip_shared + self.shared_cost[2] > floor:
                 floor, why = t0 + timed.skip_shared + self.shared_cost[2], "short_scoreboard"
         if kind is _CPASYNC or kind is _WGMMA or kind is _FENCE:
@@ -1063,7 +1092,10 @@ class SM:
         launch = self.launch
         mem = launch.mem
         done = now + w.timed.latency
-        after = None
+        after = shared_start = None
+        # with sm.mio_queue_instructions, a global or local access enters the L1TEX behind the shared
+        # instructions its sub-partition queued before it (validation/probes/mio_pressure.py)
+        at = w.sched.mio_last if w.sched.mio_starts is not None and w.sched.mio_last > now else now
         if launch.on_global_access is not None and any(a.space == "global" for a in accesses):
             after = launch.on_global_access(w.cta.block, w.mem_steps)
             w.mem_steps += 1
@@ -1086,6 +1118,8 @@ class SM:
                 if t0 < now:
                     t0 = now
                 l1.data_free = t0 + wf
+                if shared_start is None:
+                    shared_start = t0
                 per_cycle, conflict, latency = self.shared_cost
                 width = acc.width
                 ideal = -(-len(acc.lanes) * (vector if vector > width else width) // per_cycle)  # conflict-free
@@ -1105,25 +1139,25 @@ class SM:
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
             if acc.op == "ld" and acc.space != "local":
                 n, first, lines, masks, wf = _global_load(a, acc)
-                t = mem.load_lines(self.index, now, lines, masks, n, first, w.timed.cache_l1, wf)
+                t = mem.load_lines(self.index, at, lines, masks, n, first, w.timed.cache_l1, wf)
                 if t > done:
                     done = t
                 continue
             sectors = np.unique(a >> np.uint64(5)).astype(np.int64)
             if acc.op == "ld":  # local: its lanes' words interleaved, no data-stage wavefronts
-                t = mem.load(self.index, now, sectors, w.timed.cache_l1, None)
+                t = mem.load(self.index, at, sectors, w.timed.cache_l1, None)
             elif acc.op == "st":
                 part = partial_sectors(a, acc.width, len(sectors)) if acc.space == "global" else ()
-                t = mem.store(self.index, now, sectors, part)
+                t = mem.store(self.index, at, sectors, part)
             else:
                 serial = int(np.unique(a, return_counts=True)[1].max())
                 red, fp = self._atom_kind(w.timed)
                 if w.timed.pc in launch.aggregated_atoms:  # one lane per address reaches the L1
                     a = np.unique(a)
-                t = mem.atomic(self.index, now, sectors, serial, red, a, fp)
+                t = mem.atomic(self.index, at, sectors, serial, red, a, fp)
             done = max(done, t)
         if after is not None:
             after()
-        if w.timed.queue == "mio":
-            w.sched.mio_end = self.l1.data_free
+        if shared_start is not None:
+            w.sched.queue_shared(shared_start, self.l1.data_free)
         return done

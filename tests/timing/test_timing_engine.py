@@ -402,6 +402,29 @@ def test_every_sub_partition_gets_its_turn_at_a_full_shared_memory_queue():
     assert min(counts) >= 0.2 * len(first_half), counts   # each near a quarter (one had 7 %)
 
 
+def test_a_global_load_enters_the_l1tex_behind_its_sub_partitions_queued_shared_instructions(monkeypatch):
+    # mio_pressure.py: one lane chases L2 hits while the CTA's other 31 warps run shared accesses. On
+    # the H100 a step takes 279 cycles alone, 437 beside LDS.128 and 312 beside STS
+    # (validation/reports/h100/mio_pressure/). With sm.mio_queue_instructions (the h100 config's 14)
+    # the load waits behind its sub-partition's queued shared instructions; with the cycles rule it
+    # did not wait at all.
+    from validation.probes import mio_pressure as M
+
+    monkeypatch.setattr(M, "CTAS", 1)
+    monkeypatch.setattr(M, "STEPS", 16)
+    monkeypatch.setattr(M, "LOOPS", 24)
+    steps = {}
+    for rule, ov in (("instructions", {}), ("cycles", {"sm.mio_queue_instructions": None})):
+        for kind in ("idle", "lds128", "sts32"):
+            with gpusim.Device("h100", mode="timing", sampling=False, overrides={"sm_count": 1, **ov}):
+                steps[rule, kind] = M.run(gpusim, kind)["chase_step"]
+    assert steps["instructions", "idle"] == steps["cycles", "idle"]
+    idle = steps["cycles", "idle"]
+    assert steps["instructions", "lds128"] > idle + 100
+    assert idle + 25 < steps["instructions", "sts32"] < steps["instructions", "lds128"]
+    assert abs(steps["cycles", "lds128"] - idle) < 5 and abs(steps["cycles", "sts32"] - idle) < 5
+
+
 def test_oldest_cta_serves_an_sms_ctas_in_the_order_they_started():
     # lds_width.py's FFMA loop with clock stamps, 8 CTAs of 256 threads on one SM. On the H100 the CTAs
     # end one after another in their start order, each CTA's warps together

@@ -12,7 +12,11 @@ of one kind:
 * ``lds32``: ``ld.shared.f32``, lane l reads word l (1 wavefront);
 * ``lds128b``: ``ld.shared.v4.f32``, every lane the same 16 bytes (a broadcast);
 * ``lds128``: ``ld.shared.v4.f32``, lane l reads bytes 16 l (4 wavefronts);
-* ``sts32``: ``st.shared.f32``, lane l writes word l.
+* ``sts32``: ``st.shared.f32``, lane l writes word l;
+* ``lds32c4``: ``ld.shared.f32``, lane l reads word 4 l (a 4-way bank conflict: 4 wavefronts, as
+  ``lds128``'s, from one 32-bit load; added in session 50);
+* ``lds32c32``: ``ld.shared.f32``, lane l reads word 32 l (32-way: 32 wavefronts; an eighth of the
+  trips).
 
 The background warps also stamp their loops' first start and last end, so the SM's rate of shared
 accesses is measured beside the chase's step latency. Run on the GPU (clocks untouched)::
@@ -39,14 +43,14 @@ if __name__ == "__main__":
 CODE = r"""
 __device__ __forceinline__ long long clk() { long long t; asm volatile("mov.u64 %0, %%clock64;" : "=l"(t) :: "memory"); return t; }
 
-// MODE 0 idle, 1 lds32, 2 lds128b, 3 lds128, 4 sts32. out: per CTA [chase cycles, the background loops'
+// MODE 0 idle, 1 lds32, 2 lds128b, 3 lds128, 4 sts32, 5 lds32c4, 6 lds32c32. out: per CTA [chase cycles, the background loops'
 // first start, their last end] (clock64 of the CTA's SM; the host sets the start to the largest value)
 template <int MODE>
 __device__ void body(const unsigned* __restrict__ chain, int steps, int loops, long long* out, float* sink)
 {
-    __shared__ float4 s[512];        // 8 KiB: two 4 KiB halves the trips alternate between
+    __shared__ float4 s[MODE == 6 ? 1024 : 512];   // two halves the trips alternate between (4 KiB; 8 KiB for 6)
     int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    for (int i = threadIdx.x; i < 512; i += blockDim.x)
+    for (int i = threadIdx.x; i < (MODE == 6 ? 1024 : 512); i += blockDim.x)
         s[i] = make_float4(i, i + 1, i + 2, i + 3);
     unsigned j0 = blockIdx.x * 4096u, j = j0;
     if (warp == 0 && lane == 0)
@@ -70,11 +74,12 @@ __device__ void body(const unsigned* __restrict__ chain, int steps, int loops, l
     // 8 independent accesses a trip, rows 512 B apart; the base row moves each trip. The loaded
     // words are folded by XOR (two LOP3 a 128-bit load), so the loop stays bound by shared memory.
     unsigned acc = 0;
-    unsigned base = (unsigned)__cvta_generic_to_shared(s) + (MODE == 2 ? 0u : (MODE == 1 || MODE == 4 ? 4u : 16u) * lane);
+    unsigned base = (unsigned)__cvta_generic_to_shared(s)
+                    + (MODE == 2 ? 0u : MODE == 1 || MODE == 4 ? 4u : MODE == 6 ? 128u : 16u) * lane;
     long long t0 = clk();
     for (int k = 0; k < loops; ++k) {
-        unsigned a = base + (((k + warp) & 1) << 12);
-        if (MODE == 1) {
+        unsigned a = base + (((k + warp) & 1) << (MODE == 6 ? 13 : 12));
+        if (MODE == 1 || MODE == 5 || MODE == 6) {
 #define L32(o) { unsigned v; asm volatile("ld.shared.u32 %0, [%1+" #o "];" : "=r"(v) : "r"(a)); acc ^= v; }
             L32(0) L32(512) L32(1024) L32(1536) L32(2048) L32(2560) L32(3072) L32(3584)
         } else if (MODE == 2 || MODE == 3) {
@@ -96,9 +101,9 @@ __device__ void body(const unsigned* __restrict__ chain, int steps, int loops, l
 }
 #define K(name, mode) extern "C" __global__ void __launch_bounds__(1024) \
     name(const unsigned* c, int st, int lo, long long* o, float* k) { body<mode>(c, st, lo, o, k); }
-K(idle, 0) K(lds32, 1) K(lds128b, 2) K(lds128, 3) K(sts32, 4)
+K(idle, 0) K(lds32, 1) K(lds128b, 2) K(lds128, 3) K(sts32, 4) K(lds32c4, 5) K(lds32c32, 6)
 """
-KINDS = ("idle", "lds32", "lds128b", "lds128", "sts32")
+KINDS = ("idle", "lds32", "lds128b", "lds128", "sts32", "lds32c4", "lds32c32")
 CTAS = 8            #: one CTA of 1,024 threads on each of 8 SMs
 STEPS = 64          #: timed chase steps (the same steps walked once before, untimed)
 LOOPS = 96          #: trips of 8 shared accesses per background warp (outlasts the chase)
@@ -131,10 +136,11 @@ def run(xp, kind: str) -> dict:
     out = xp.asarray(init.ravel())
     sink = xp.zeros(1, np.float32)
     f = mod.get_function(kind)
-    f((CTAS,), (1024,), (chain, np.int32(STEPS), np.int32(LOOPS), out, sink))
+    loops = LOOPS // 8 if kind == "lds32c32" else LOOPS
+    f((CTAS,), (1024,), (chain, np.int32(STEPS), np.int32(loops), out, sink))
     o = np.asarray(out.get()).reshape(CTAS, 3)
     return {"chase_step": float(np.median(o[:, 0])) / STEPS,
-            "access": float(np.median(o[:, 2] - o[:, 1])) / (31 * 8 * LOOPS) if kind != "idle" else 0.0}
+            "access": float(np.median(o[:, 2] - o[:, 1])) / (31 * 8 * loops) if kind != "idle" else 0.0}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -144,19 +150,20 @@ def main(argv: list[str] | None = None) -> None:
     g.add_argument("--sim", type=pathlib.Path, help="run on gpusim (h100, timing); write JSON here")
     g.add_argument("--table", nargs=2, type=pathlib.Path, metavar=("H100_JSON", "SIM_JSON"))
     p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="gpusim config overrides (--sim)")
+    p.add_argument("--kinds", nargs="+", default=KINDS, choices=KINDS, help="backgrounds to run (default: all)")
     a = p.parse_args(argv)
     if a.table:
         h, s = (json.loads(x.read_text()) for x in a.table)
         print("| background | chase step H100 / gpusim (cycles) | SM cycles per background warp-access H100 / gpusim |")
         print("|---|---|---|")
-        for k in KINDS:
+        for k in (k for k in KINDS if k in h and k in s):
             print(f"| {k} | {h[k]['chase_step']:.0f} / {s[k]['chase_step']:.0f} | {h[k]['access']:.2f} / {s[k]['access']:.2f} |")
         return
     if a.gpu:
         import cupy as xp
 
         res = {}
-        for k in KINDS:
+        for k in a.kinds:
             run(xp, k)                       # a warm-up launch
             res[k] = run(xp, k)
             print(k, res[k], flush=True)
@@ -166,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
 
         overrides = dict(gpusim.config.parse_override(s) for s in a.set) if a.set else None
         res = {}
-        for k in KINDS:
+        for k in a.kinds:
             with gpusim.Device("h100", mode="timing", overrides=overrides):
                 res[k] = run(gpusim, k)
             print(k, res[k], flush=True)
