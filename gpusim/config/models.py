@@ -353,11 +353,17 @@ class L2Spec(BaseModel):
         "sector holds the atomic unit of its L2 slice (the slice: a hash of the address's atomic_granule_bytes "
         "granule over `slices`); 0 = no per-slice limit (the default)")
     atomic_slice_cycles_float: float = Field(
-        0.0, ge=0, description="timing model, contended atomics: the same for floating-point requests, cycles; "
-        "0 = atomic_slice_cycles (the default)")
+        0.0, ge=0, description="timing model, contended atomics: the same for floating-point requests (unused where "
+        "atomic_full_sector_cycles is set), cycles; 0 = atomic_slice_cycles (the default)")
     atomic_sector_cycles: float = Field(
         0.0, ge=0, description="timing model, contended atomics: cycles each further sector of one request "
-        "adds to its slice's time, cycles; default 0")
+        "adds to its slice's time (unused where atomic_full_sector_cycles is set), cycles; default 0")
+    atomic_full_sector_cycles: float = Field(
+        0.0, ge=0, description="timing model, contended atomics: when set, a request holds its slice's atomic "
+        "unit per sector it updates, this for a sector whose eight 4-byte words it all updates and "
+        "atomic_slice_cycles for one it updates in part, and at least atomic_slice_cycles(_float) in all, "
+        "integer or float alike, cycles; 0 = the first sector atomic_slice_cycles(_float), each further one "
+        "atomic_sector_cycles (the default)")
     slice_read_cycles: float = Field(
         0.0, ge=0, description="timing model, contended atomics: cycles a read request (a line of a load) holds "
         "the atomic unit of its L2 slice (atomic_granule_bytes granules hashed over `slices`, as an atomic's): "

@@ -907,6 +907,10 @@ class L2:
         #: cycles a one-sector request holds its slice's atomic unit: (integer, float)
         self.atom_slice = (l2.atomic_slice_cycles, l2.atomic_slice_cycles_float or l2.atomic_slice_cycles)
         self.atom_sector = l2.atomic_sector_cycles
+        #: cycles a sector whose words a request all updates holds the unit (0: the first sector
+        #: atom_slice, each further one atom_sector); one it updates in part, atomic_slice_cycles
+        self.atom_full = l2.atomic_full_sector_cycles
+        self.atom_part = l2.atomic_slice_cycles
         #: lines per slice granule (``l2.atomic_granule_bytes``)
         self.atom_granule = max(1, l2.atomic_granule_bytes // l2.line_bytes)
         #: the cycle each slice's atomic unit is free again (None: no per-slice limit)
@@ -958,7 +962,9 @@ class L2:
         port (``l2.atomic_requests_per_cycle``, ``atomic_return_requests_per_cycle`` for ``atom``),
         then starts when its slice's atomic unit (:meth:`atomic_slice`) and each of its addresses
         are free; it holds the unit ``atomic_slice_cycles`` (+ ``atomic_sector_cycles`` per further
-        sector) and each address ``atomic_address_cycles`` (``*_float`` for ``float_op``; times
+        sector; with ``atomic_full_sector_cycles`` set, per sector: that for a sector whose eight
+        words it all updates, ``atomic_slice_cycles`` for one it updates in part, integer and float
+        alike: measured on the H100 by ``validation/probes/atomic_lanes.py``) and each address ``atomic_address_cycles`` (``*_float`` for ``float_op``; times
         :attr:`address_share` once SMs other than ``sm`` have updated it too). The
         warp's data are ready an L2 access (:meth:`read`, at ``t``) after ``t`` plus the wait of its
         last request. ``lts__t_requests``/``sectors`` count every request; a request's sectors
@@ -994,6 +1000,7 @@ class L2:
         per_addr = self.atom_address[float_op]
         per_slice = self.atom_slice[float_op]
         per_sector = self.atom_sector
+        per_full, per_part = self.atom_full, self.atom_part
         slices = self.atom_slices
         free = self.address_free
         owner = self.address_sm
@@ -1013,7 +1020,14 @@ class L2:
             hot = [_shared(owner, a, sm) for a in addrs] if self.address_share != 1.0 else [False] * len(addrs)
             share = self.address_share if any(hot) else 1.0
             if slices is not None:
-                slices[k] = s + (per_slice + per_sector * (_POPCOUNT[mask] - 1)) * share
+                n = _POPCOUNT[mask]
+                if per_full:
+                    words = collections.Counter((a >> 5) & 3 for a in addrs)   # distinct words a sector
+                    full = sum(c >= 8 for c in words.values())
+                    hold = per_full * full + per_part * (n - full)
+                else:
+                    hold = per_slice + per_sector * (n - 1)
+                slices[k] = s + hold * share
             if per_addr:
                 for a, h in zip(addrs, hot):
                     free[a] = s + per_addr * (self.address_share if h else 1.0)

@@ -18,7 +18,7 @@ from gpusim.timing import Policy, memsys
 #: The contended-atomics fields, all off; tests switch on the one they test.
 OFF = {"l2.atomic_address_cycles": 0.0, "l2.atomic_address_cycles_float": 0.0, "l2.atomic_slice_cycles": 0.0,
        "l2.atomic_slice_cycles_float": 0.0, "l2.atomic_sector_cycles": 0.0, "l2.atomic_requests_per_cycle": 0.0,
-       "l2.atomic_return_requests_per_cycle": 0.0}
+       "l2.atomic_return_requests_per_cycle": 0.0, "l2.atomic_full_sector_cycles": 0.0}
 
 
 WARM = 1 << 18
@@ -112,6 +112,25 @@ def test_addresses_of_one_slice_share_its_unit_and_other_slices_do_not():
     mem = _mem(atomic_slice_cycles=2.0, atomic_sector_cycles=1.5)
     first = _atomic(mem, 0, [4096 + 32 * k for k in range(4)])
     assert _atomic(mem, 1, [4096]) - first == pytest.approx(6.5 + 4 * _slot(mem), abs=1e-9)
+
+
+def test_a_request_holds_its_slice_per_sector_less_for_a_sector_it_updates_whole():
+    # validation/probes/atomic_lanes.py: on the H100 a request holds its slice 1.45 cycles for each
+    # sector it updates in part and 1.19 for each whose 8 words it all updates, float adds alike
+    def hold(addrs, fp=False):
+        mem = _mem(atomic_slice_cycles=2.0, atomic_full_sector_cycles=1.25, atomic_slice_cycles_float=9.0)
+        first = _atomic(mem, 0, addrs, fp=fp)
+        return _atomic(mem, 1, [4096 + 100], fp=fp) - first - _slot(mem) * _popcount_sectors(addrs)
+
+    assert hold([4096]) == pytest.approx(2.0, abs=1e-9)                                  # one word
+    assert hold([4096 + 32 * k for k in range(4)]) == pytest.approx(8.0, abs=1e-9)       # 4 sectors in part
+    assert hold([4096 + 4 * k for k in range(8)]) == pytest.approx(1.25, abs=1e-9)       # one whole sector
+    assert hold([4096 + 4 * k for k in range(8)] + [4096 + 32]) == pytest.approx(3.25, abs=1e-9)
+    assert hold([4096 + 32 * k for k in range(4)], fp=True) == pytest.approx(8.0, abs=1e-9)
+
+
+def _popcount_sectors(addrs: list[int]) -> int:
+    return len({a >> 5 for a in addrs})
 
 
 def _other_slice_line(l2: memsys.L2, line: int) -> int:
