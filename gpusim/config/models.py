@@ -361,9 +361,8 @@ class L2Spec(BaseModel):
     atomic_full_sector_cycles: float = Field(
         0.0, ge=0, description="timing model, contended atomics: when set, a request holds its slice's atomic "
         "unit per sector it updates, this for a sector whose eight 4-byte words it all updates and "
-        "atomic_slice_cycles for one it updates in part, and at least atomic_slice_cycles(_float) in all, "
-        "integer or float alike, cycles; 0 = the first sector atomic_slice_cycles(_float), each further one "
-        "atomic_sector_cycles (the default)")
+        "atomic_slice_cycles for one it updates in part, integer or float alike, cycles; 0 = the first "
+        "sector atomic_slice_cycles(_float), each further one atomic_sector_cycles (the default)")
     slice_read_cycles: float = Field(
         0.0, ge=0, description="timing model, contended atomics: cycles a read request (a line of a load) holds "
         "the atomic unit of its L2 slice (atomic_granule_bytes granules hashed over `slices`, as an atomic's): "

@@ -964,7 +964,8 @@ class L2:
         are free; it holds the unit ``atomic_slice_cycles`` (+ ``atomic_sector_cycles`` per further
         sector; with ``atomic_full_sector_cycles`` set, per sector: that for a sector whose eight
         words it all updates, ``atomic_slice_cycles`` for one it updates in part, integer and float
-        alike: measured on the H100 by ``validation/probes/atomic_lanes.py``) and each address ``atomic_address_cycles`` (``*_float`` for ``float_op``; times
+        alike: measured on the H100 by ``validation/probes/atomic_lanes.py``) and each address
+        ``atomic_address_cycles`` (``*_float`` for ``float_op``; times
         :attr:`address_share` once SMs other than ``sm`` have updated it too). The
         warp's data are ready an L2 access (:meth:`read`, at ``t``) after ``t`` plus the wait of its
         last request. ``lts__t_requests``/``sectors`` count every request; a request's sectors

@@ -7,7 +7,7 @@ gpusim's rule (1.48 cycles a request + 1.05 a further sector) gives: their warps
 and repeated ones (4.8 requests a warp, 2.7 sectors and 6.7 lanes a request). This probe holds the
 line's slice busy with one pattern at a time: every warp of a GPU-filling grid (8 CTAs of 256
 threads an SM, ``ITERS`` reductions a thread) adds 1 to words of a 512 B granule (one slice), lane l
-to ``idx[l]`` (``red.global.add.u32``). A pattern ``(L, s, d, m)`` puts a warp's 32 lanes on L lines,
+to ``idx[l]`` (``atomicAdd``, the result unused: NVVM emits ``atom.add.u32``). A pattern ``(L, s, d, m)`` puts a warp's 32 lanes on L lines,
 s sectors of each, d words of each sector, each word m lanes (L s d m = 32): gpusim's L1 splits it
 into m L requests (the k-th lane on an address goes in the k-th request of its line) of s sectors and
 s d lanes each. ``random64`` is the corpus's: lane keys uniform over 64 words (the table differs per
@@ -16,7 +16,8 @@ warp, ``WARPS_RANDOM`` tables). Each pattern runs with integer adds, then with f
 Run it under Nsight Compute on a GPU machine (clocks untouched)::
 
     ncu --clock-control none --metrics sm__cycles_elapsed.avg,lts__t_requests_srcunit_tex_op_atom.sum,\\
-        lts__t_requests_srcunit_tex_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_red.sum --csv --page raw --print-units base --log-file $OUT/atomic_lanes.csv \\
+        lts__t_requests_srcunit_tex_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_red.sum \\
+        --csv --page raw --print-units base --log-file $OUT/atomic_lanes.csv \\
         python3 validation/probes/atomic_lanes.py | tee $OUT/atomic_lanes_log.txt
 
 (each launch twice: the warm-up rows come first). gpusim's side, sampled as the corpus is::
@@ -33,7 +34,7 @@ import sys
 
 CODE = r"""
 // Thread t adds 1 to word idx[t % tab] of the first 512 B granule in buf, iters times (the result
-// unused: red.global.add.u32).
+// unused; NVVM emits atom.global.add.u32).
 extern "C" __global__ void red_idx(unsigned* buf, const unsigned* __restrict__ idx, unsigned tab, unsigned iters)
 {
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
@@ -43,7 +44,7 @@ extern "C" __global__ void red_idx(unsigned* buf, const unsigned* __restrict__ i
         atomicAdd(p, 1u);
 }
 
-// The same with float adds (red.global.add.f32).
+// The same with float adds (NVVM emits red.global.add.f32).
 extern "C" __global__ void red_idx_f32(float* buf, const unsigned* __restrict__ idx, unsigned tab, unsigned iters)
 {
     unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
