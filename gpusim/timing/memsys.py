@@ -1023,8 +1023,10 @@ class L2:
             if slices is not None:
                 n = _POPCOUNT[mask]
                 if per_full:
-                    words = collections.Counter((a >> 5) & 3 for a in addrs)   # distinct words a sector
-                    full = sum(c >= 8 for c in words.values())
+                    full = 0
+                    if len(addrs) >= 8:  # (a request's addresses are distinct: 8 fill a sector)
+                        words = collections.Counter((a >> 5) & 3 for a in addrs)
+                        full = sum(c >= 8 for c in words.values())
                     hold = per_full * full + per_part * (n - full)
                 else:
                     hold = per_slice + per_sector * (n - 1)
