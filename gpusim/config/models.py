@@ -282,6 +282,16 @@ class L1Spec(BaseModel):
         0, strict=True, ge=0, description="timing model: lines of the SM's most recent global stores (LRU) that a "
         "store to the same line joins instead of sending L2 a request of its own, lines; 0 = every line of every "
         "store is a request (the default)")
+    store_merge_lines: int = Field(
+        0, strict=True, ge=0, description="timing model: a warp's store of store_merge_lane_bytes a lane spanning "
+        "at most this many lines, whose previous memory instruction was such a store, joins that store's request: "
+        "the sectors both write in part add no L2 sector and no write data, lines; 0 = no store merges (the default)")
+    store_merge_instructions: int = Field(
+        8, strict=True, ge=0, description="timing model: the most instructions a warp may issue from one store to "
+        "the next for store_merge_lines to merge them, PTX instructions")
+    store_merge_lane_bytes: int = Field(
+        4, strict=True, ge=1, description="timing model: the access width, bytes a lane, of the stores that "
+        "store_merge_lines applies to")
 
     @property
     def size_bytes(self) -> int:

@@ -1114,6 +1114,13 @@ class L1:
         self.tag_lines = cfg.l1.tag_lines_per_cycle
         self.combine = cfg.l1.write_combine_lines
         self.recent_writes: collections.OrderedDict[int, None] = collections.OrderedDict()
+        #: ``l1.store_merge_lines``: warp -> (seq, {line: sectors written in part}) of its last narrow store
+        #: (insertion order: the least recent first; at most one entry a resident warp)
+        self.merge_lines = cfg.l1.store_merge_lines
+        self.merge_width = cfg.l1.store_merge_lane_bytes
+        self.merge_distance = cfg.l1.store_merge_instructions
+        self.merge_warps = cfg.sm.max_warps
+        self.merge_open: dict[object, tuple[int, dict[int, int]]] = {}
         self.free = 0
         self.data_free = 0
         #: the SM's miss path: cycles a line request of a load to L2 takes (0: no limit)
@@ -1190,8 +1197,12 @@ class L1:
         return done
 
     def store(self, now: int, lines: list[int], masks: list[int], n: int,
-              partial: list[tuple[int, int]] = ()) -> float:
-        """A warp's store of ``n`` sectors: through the stage (a cycle per line, no allocate) into L2.
+              partial: list[tuple[int, int]] = (), width: int = 0, warp: object = None, seq: int = 0,
+              prev: int = -1) -> float:
+        """A warp's store of ``n`` sectors (``width``: bytes a lane, 0 unknown; ``warp``: the storing
+        warp, None unknown; ``seq``: the instructions the warp has issued, this one included; ``prev``:
+        that count at its previous global or local memory instruction): through the stage (a cycle
+        per line, no allocate) into L2.
 
         Write combining: a line among the SM's last ``l1.write_combine_lines`` stored lines (LRU)
         joins that line's request; every other line is an L2 write request, and the L2 takes
@@ -1202,14 +1213,24 @@ class L1:
         delays only the store's arrival in L2, and so the launch's end). Measured on
         the H100 (``validation/probes/store_scatter.py``): 4-byte stores spread over 32 lines a warp
         send L2 one request per lane and run at ~30 requests a cycle; spread over 8 lines they join
-        the other warps' requests and cost no more than a coalesced store."""
+        the other warps' requests and cost no more than a coalesced store.
+
+        Merging (``l1.store_merge_lines``, :meth:`_merge`): a warp's narrow store to the lines its
+        previous such store wrote in part joins that request (no request of its own), and the
+        sectors both write in part add nothing (no L2 sector, no write data)."""
         t = self._stage(now, len(lines))
         self.count["l1_st_sectors"] += n
+        joined: dict[int, int] = {}
+        if self.merge_lines and partial and width == self.merge_width and warp is not None:
+            joined = self._merge(warp, seq, prev, lines, partial)
+            n -= sum(_POPCOUNT[m] for m in joined.values())
         recent = self.recent_writes
         fresh = []  # the lines that make a request of their own
         for line in lines:
             if line in recent:
                 recent.move_to_end(line)
+            elif line in joined:
+                continue
             else:
                 fresh.append(line)
                 recent[line] = None
@@ -1219,6 +1240,36 @@ class L1:
         done = self.l2.write(taken, lines, masks, n, partial, fresh, self.side)
         self.free = max(self.free, port - self.l2.write_queue, self.l2.backlog())
         return done
+
+    def _merge(self, warp: object, seq: int, prev: int, lines: list[int],
+               partial: list[tuple[int, int]]) -> dict[int, int]:
+        """``l1.store_merge_lines``: the lines of a store of ``l1.store_merge_lane_bytes`` a lane by
+        ``warp`` as its ``seq``-th instruction (``lines``; ``partial``: the sectors it writes in part)
+        that join the warp's previous such store's request, each with the sectors both write in part
+        (they merge): where that store was the warp's previous memory instruction (its ``seq`` is
+        ``prev``), at most ``l1.store_merge_instructions`` instructions before this one, and both span
+        at most ``store_merge_lines`` lines. The warp's record becomes this store's ``seq``, lines and
+        the sectors written in part there.
+
+        Measured on an H200 (``validation/probes/store_merge.py``,
+        ``validation/reports/h200/store_merge``): two or four adjacent 4-byte stores a thread filling
+        a sector between them (2-4 lines an instruction, written out or in a loop) reach L2 as one
+        write a sector when they do not queue (1.00-1.01) and 1.22-1.37 in a burst that saturates the
+        L2's write path; with 8 dependent FMAs or more between the two, as 8-byte and 16-byte stores
+        and 4-byte stores over 8 lines always do, one write a store. A load between the two (the corpus's ``hash_lookup``, whose lanes store as they
+        find their keys: 2.77M L2 write sectors on the H100 for 16 MiB) breaks the merge too."""
+        last, before = self.merge_open.pop(warp, (0, {}))
+        if len(lines) > self.merge_lines:
+            return {}
+        mine: dict[int, int] = {}
+        for sec, _ in partial:
+            mine[sec >> 2] = mine.get(sec >> 2, 0) | 1 << (sec & 3)
+        if last != prev or seq - last > self.merge_distance:
+            before = {}
+        self.merge_open[warp] = (seq, {line: m | before.get(line, 0) for line, m in mine.items()})
+        if len(self.merge_open) > self.merge_warps:
+            del self.merge_open[next(iter(self.merge_open))]
+        return {line: before[line] & m for line, m in mine.items() if line in before}
 
     def atomic(self, now: int, lines: list[int], masks: list[int], serial: int, reduction: bool,
                served: dict[int, str] | None = None, requests: list[tuple[int, int, list[int]]] | None = None,
@@ -1299,13 +1350,17 @@ class MemorySystem:
             c["dram_read_bytes_global_ld"] += c["dram_read_bytes"] - dram_before
         return done
 
-    def store(self, sm: int, now: int, sectors: np.ndarray, partial: list[tuple[int, int]] = ()) -> float:
-        """A warp's global (or local) store: through L1 (no allocate) into L2 (write-back);
-        ``partial``: the sectors it writes only in part (:func:`gpusim.memmodel.partial_sectors`)."""
+    def store(self, sm: int, now: int, sectors: np.ndarray, partial: list[tuple[int, int]] = (),
+              width: int = 0, warp: object = None, seq: int = 0, prev: int = -1) -> float:
+        """A warp's global (or local) store of ``width`` bytes a lane: through L1 (no allocate) into
+        L2 (write-back); ``partial``: the sectors it writes only in part
+        (:func:`gpusim.memmodel.partial_sectors`); ``warp``, ``seq``, ``prev``: the storing warp, how
+        many instructions it has issued and that count at its previous memory instruction
+        (:meth:`L1.store`)."""
         lines, masks = _lines(sectors)
         c = self.count
         dram_before = c["dram_read_bytes"]
-        done = self.l1(sm).store(now, lines, masks, len(sectors), partial)
+        done = self.l1(sm).store(now, lines, masks, len(sectors), partial, width, warp, seq, prev)
         # the reads that complete the partially written sectors its fills evict
         c["dram_read_bytes_global_ld"] += c["dram_read_bytes"] - dram_before
         self.writes_done = max(self.writes_done, done)

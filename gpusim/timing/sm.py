@@ -304,7 +304,7 @@ class Warp:
 
     __slots__ = ("cta", "wid", "gw", "slot", "sched", "pc", "pend", "dep_ready", "dep_reason", "last_issue",
                  "timed", "done", "lanes", "waiting", "mem_steps", "qidx", "expansion", "micro_i",
-                 "event", "cp", "wg", "cand", "cord", "cdone", "sidx", "q", "plan", "plan_i")
+                 "event", "cp", "wg", "cand", "cord", "cdone", "sidx", "q", "plan", "plan_i", "issued", "gseq")
 
     def __init__(self, cta: CTA, wid: int, slot: int, sched: "Scheduler", now: int, launch: LaunchContext):
         self.cta, self.wid, self.slot, self.sched = cta, wid, slot, sched
@@ -318,6 +318,8 @@ class Warp:
         self.lanes = min(32, launch.grid.threads_per_block - 32 * wid)
         self.waiting = False
         self.mem_steps = 0  # global load and store instructions issued (for the sampler's shadow CTAs)
+        self.issued = 0  # instructions issued (a store's distance from the warp's previous one: L1.store)
+        self.gseq = 0    # the value of ``issued`` at its last global or local memory instruction
         self.qidx = 0  # which queued outcome issues next (> 0: one ptxas scheduled earlier)
         self.expansion: Timed | None = None  # an expansion whose SASS it is issuing (Timed.micro)
         self.micro_i = 0  # the index in expansion.micro of the SASS it issues next
@@ -649,6 +651,7 @@ class SM:
         (its SASS instructions; 0 for one ptxas folds away)."""
         launch = self.launch
         sched = w.sched
+        w.issued += 1
         # Stall accounting for the cycles since the warp's previous issue.
         first = w.last_issue + 1
         dep = w.dep_ready
@@ -1137,6 +1140,7 @@ class SM:
                 gw = np.uint64(w.cta.block * launch.grid.warps_per_block + w.wid)
                 words = np.uint64(max(1, -(-launch.kernel.local_bytes // 4)))
                 a = np.uint64(LOCAL_BASE) + (((gw * words + (a >> np.uint64(2))) * np.uint64(32) + lane) << np.uint64(2))
+            prev, w.gseq = w.gseq, w.issued
             if acc.op == "ld" and acc.space != "local":
                 n, first, lines, masks, wf = _global_load(a, acc)
                 t = mem.load_lines(self.index, at, lines, masks, n, first, w.timed.cache_l1, wf)
@@ -1148,7 +1152,7 @@ class SM:
                 t = mem.load(self.index, at, sectors, w.timed.cache_l1, None)
             elif acc.op == "st":
                 part = partial_sectors(a, acc.width, len(sectors)) if acc.space == "global" else ()
-                t = mem.store(self.index, at, sectors, part)
+                t = mem.store(self.index, at, sectors, part, acc.width, w, w.issued, prev)
             else:
                 serial = int(np.unique(a, return_counts=True)[1].max())
                 red, fp = self._atom_kind(w.timed)

@@ -263,6 +263,35 @@ def test_scattered_stores_send_a_request_a_line_and_the_l2_takes_30_a_cycle():
     assert free.count["l2_write_requests"] == 32 and free.l1(0).free == 32
 
 
+def test_a_warps_adjacent_narrow_stores_merge_the_sectors_they_write_in_part():
+    # validation/reports/h200/store_merge: out[2t], out[2t + 1] (4 bytes each, 8 bytes apart) fill each
+    # sector between two stores; back to back they reach L2 as one write a sector, 8-byte stores or
+    # stores 30 instructions apart as one a store.
+    cfg = gpusim.config.load("h100")
+    assert (cfg.l1.store_merge_lines, cfg.l1.store_merge_instructions, cfg.l1.store_merge_lane_bytes) == (4, 8, 4)
+    lanes = np.arange(32, dtype=np.uint64)
+
+    def sectors_written(width, stride, second_after, warps=("w",), load_between=False):
+        mem = memsys.MemorySystem(cfg.with_overrides({"l1.write_combine_lines": 0}), 1 << 16)
+        prev = {}  # warp -> its instruction count at its last memory instruction
+        for k, seq in ((0, 1), (1, 1 + second_after)):
+            for w in warps:
+                a = lanes * stride + k * width
+                sectors = np.unique(a >> np.uint64(5)).astype(np.int64)
+                mem.store(0, seq, sectors, partial_sectors(a, width, len(sectors)), width, w, seq, prev.get(w, 0))
+                prev[w] = seq if k == 0 and not load_between else prev.get(w, 0)
+        return mem.count["l2_write_sectors"], mem.count["l2_write_requests"]
+
+    assert sectors_written(4, 8, 1) == (8, 2)         # 8 sectors of 2 lines: the second store merges
+    assert sectors_written(4, 8, 8) == (8, 2)
+    assert sectors_written(4, 8, 30) == (16, 4)       # too far apart: two writes a sector
+    assert sectors_written(8, 16, 1) == (32, 8)       # 8-byte stores never merge
+    assert sectors_written(4, 32, 1) == (64, 16)      # 4-byte stores over 8 lines neither
+    # the record is the warp's own: another warp's store between does not break it
+    assert sectors_written(4, 8, 1, warps=("a", "b")) == (16, 4)
+    assert sectors_written(4, 8, 2, load_between=True) == (16, 4)  # a load between them: no merge
+
+
 def test_a_dropped_line_frees_its_places():
     cache = memsys.SectorCache(3, dirty_places=2)
     assert cache.fill(1, 0b1111) == [] and cache.fill(2, 0b0001, dirty=True) == [] and cache.full

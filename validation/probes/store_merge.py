@@ -15,7 +15,10 @@ and four times (3.1M). This probe stores float2 pairs from every thread of ``T``
 * ``quad``: four 4-byte stores ``out[4t + k]`` (``scan_lookback``'s pattern);
 * ``pair few``: ``pair`` with one warp an SM (the stores never queue);
 * ``kK wW``: K stores of W bytes a thread at ``out[K t + k]`` (the same 16 MiB whatever K and W;
-  ``k1``: each sector written once, in part for W = 4).
+  ``k1``: each sector written once, in part for W = 4);
+* ``k2 w4 gap G``: ``k2 w4`` with a chain of G dependent FMAs between a thread's two stores;
+* ``quad few``: ``quad`` with one warp an SM; ``quad late G``: ``quad`` after a chain of G dependent FMAs
+  (stores that trickle rather than queue).
 
 Run it under Nsight Compute on a GPU machine (clocks untouched)::
 
@@ -63,6 +66,18 @@ extern "C" __global__ void st_quad(float* __restrict__ out)
         out[4 * (size_t)t + k] = (float)(t + k);
 }
 
+// st_quad after a chain of gap dependent FMAs (the stores' values wait for it): stores that trickle.
+extern "C" __global__ void st_quad_late(float* __restrict__ out, int gap)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    float x = (float)t;
+    for (int k = 0; k < gap; ++k)
+        x = fmaf(x, 1.0001f, 0.5f);
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+        out[4 * (size_t)t + k] = x + (float)k;
+}
+
 // K stores of W bytes a thread (W = 4, 8, 16: st_k4, st_k8, st_k16), out[K t + k], k < K.
 #define ST_K(name, T, make)                                                              \
 extern "C" __global__ void name(T* __restrict__ out, int K)                              \
@@ -72,6 +87,17 @@ extern "C" __global__ void name(T* __restrict__ out, int K)                     
         out[(size_t)K * t + k] = make;                                                   \
 }
 ST_K(st_k4, float, (float)(t + k))
+
+// out[2t] and out[2t + 1], 4 bytes each, with a chain of gap dependent FMAs between them.
+extern "C" __global__ void st_gap4(float* __restrict__ out, int gap)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[2 * (size_t)t] = (float)t;
+    float x = (float)t;
+    for (int k = 0; k < gap; ++k)
+        x = fmaf(x, 1.0001f, 0.5f);
+    out[2 * (size_t)t + 1] = x;
+}
 ST_K(st_k8, float2, make_float2((float)t, (float)k))
 ST_K(st_k16, float4, make_float4((float)t, (float)k, 1.0f, 2.0f))
 """
@@ -87,7 +113,10 @@ LAUNCHES = [("pair", "st_pair", 0, 0, THREADS // BLOCK, BLOCK),
             ("quad", "st_quad", 0, 0, THREADS // BLOCK, BLOCK),
             ("pair few", "st_pair", 0, 0, 132, 32)] + [
     (f"k{k} w{w}", f"st_k{w}", k, 0, (THREADS * 8 // (k * w)) // BLOCK, BLOCK)
-    for w, k in ((4, 2), (4, 4), (4, 8), (8, 2), (8, 4), (16, 2), (4, 1), (16, 1))]
+    for w, k in ((4, 2), (4, 4), (4, 8), (8, 2), (8, 4), (16, 2), (4, 1), (16, 1))] + [
+    (f"k2 w4 gap {g}", "st_gap4", g, 0, (THREADS // 2) // BLOCK, BLOCK) for g in (0, 8, 32, 128, 512)] + [
+    ("quad few", "st_quad", 0, 0, 132, 32), ("quad late 256", "st_quad_late", 256, 0, THREADS // BLOCK, BLOCK),
+    ("quad late 1024", "st_quad_late", 1024, 0, THREADS // BLOCK, BLOCK)]
 COUNTERS = {"cycles": "sm__cycles_elapsed.avg", "l2_write_sectors": "lts__t_sectors_op_write.sum",
             "l2_write_requests": "lts__t_requests_srcunit_tex_op_write.sum", "dram_write_bytes": "dram__bytes_write.sum",
             "l1_store_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
@@ -100,7 +129,7 @@ def _launch(xp, label: str, out):
 
     _, kernel, mode, gap, ctas, block = next(x for x in LAUNCHES if x[0] == label)
     f = xp.RawModule(code=CODE).get_function(kernel)
-    args = ((out,) if kernel == "st_quad" else (out, np.int32(mode)) if kernel.startswith("st_k")
+    args = ((out,) if kernel == "st_quad" else (out, np.int32(mode)) if kernel.startswith(("st_k", "st_gap", "st_quad_"))
             else (out, np.int32(mode), np.int32(gap)))
     return f((ctas,), (block,), args)
 
