@@ -1256,8 +1256,8 @@ class L1:
         a sector between them (2-4 lines an instruction, written out or in a loop) reach L2 as one
         write a sector when they do not queue (1.00-1.01) and 1.22-1.37 in a burst that saturates the
         L2's write path; with 8 dependent FMAs or more between the two, as 8-byte and 16-byte stores
-        and 4-byte stores over 8 lines always do, one write a store. A load between the two (the corpus's ``hash_lookup``, whose lanes store as they
-        find their keys: 2.77M L2 write sectors on the H100 for 16 MiB) breaks the merge too."""
+        and 4-byte stores over 8 lines always do, one write a store. ASSUMED: any other memory
+        instruction between the two breaks the merge (the probe has none between its stores)."""
         last, before = self.merge_open.pop(warp, (0, {}))
         if len(lines) > self.merge_lines:
             return {}

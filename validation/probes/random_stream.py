@@ -124,15 +124,10 @@ def main() -> None:
 
 def gpu_rows(path: str) -> dict[str, dict[str, float]]:
     """The ncu CSV's measured rows (the second of each launch), by label: :data:`COUNTERS`."""
-    import csv
+    from validation.probekit import counter_rows
 
-    with open(path) as f:
-        rows = [r for r in csv.DictReader(line for line in f if line.startswith('"'))
-                if r.get("Kernel Name") in ("rs_read", "rs_write")]
-
-    def num(v: str) -> float:
-        return float(v.replace(",", "")) if v else 0.0
-    return {lab: {k: num(rows[2 * i + 1][m]) for k, m in COUNTERS.items()} for i, (lab, *_) in enumerate(LAUNCHES)}
+    return counter_rows(path, ("rs_read", "rs_write"), [lab for lab, *_ in LAUNCHES],
+                        {k: (m,) for k, m in COUNTERS.items()})
 
 
 def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs: int = 1) -> dict:
