@@ -288,7 +288,8 @@ class L1Spec(BaseModel):
         "the sectors both write in part add no L2 sector and no write data, lines; 0 = no store merges (the default)")
     store_merge_instructions: int = Field(
         8, strict=True, ge=0, description="timing model: the most instructions a warp may issue from one store to "
-        "the next for store_merge_lines to merge them, PTX instructions")
+        "the next for store_merge_lines to merge them, instructions (PTX; SASS for a PTX instruction gpusim issues as "
+        "several)")
     store_merge_lane_bytes: int = Field(
         4, strict=True, ge=1, description="timing model: the access width, bytes a lane, of the stores that "
         "store_merge_lines applies to")

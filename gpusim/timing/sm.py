@@ -318,7 +318,7 @@ class Warp:
         self.lanes = min(32, launch.grid.threads_per_block - 32 * wid)
         self.waiting = False
         self.mem_steps = 0  # global load and store instructions issued (for the sampler's shadow CTAs)
-        self.issued = 0  # instructions issued (a store's distance from the warp's previous one: L1.store)
+        self.issued = 0  # issues (PTX instructions, or each SASS one of an expansion): a store's distance from the last
         self.gseq = 0    # the value of ``issued`` at its last global or local memory instruction
         self.qidx = 0  # which queued outcome issues next (> 0: one ptxas scheduled earlier)
         self.expansion: Timed | None = None  # an expansion whose SASS it is issuing (Timed.micro)
