@@ -464,6 +464,15 @@ class DRAMSpec(BaseModel):
         "moving the bytes (each costs its server 1/this), per second; 0 = rows not modelled (the default)")
     write_row_activations_per_s: float = Field(
         0.0, ge=0, description="timing model: the same for write-backs, per second; 0 = row_activations_per_s")
+    translation_pages: int = Field(
+        0, strict=True, ge=0, description="timing model: pages (translation_page_bytes each) whose DRAM reads pay "
+        "no translation miss, the last pages DRAM reads touched (LRU), pages; 0 = not modelled (the default)")
+    translation_page_bytes: int = Field(
+        2 << 20, strict=True, ge=4096, description="timing model: bytes of a page of the translation_pages reach, a "
+        "multiple of l2.line_bytes, bytes")
+    translation_misses_per_s: float = Field(
+        0.0, ge=0, description="timing model: DRAM reads outside the translation_pages reach the whole DRAM serves "
+        "a second (each holds its server 1/this beyond its bytes and rows), per second; 0 = not modelled")
     channels: int = Field(
         0, strict=True, ge=0, le=4096, description="timing model: DRAM channels, each draining its own write-backs "
         "(write_drain_bytes); 0 = write drains not modelled (the default)")
@@ -540,6 +549,9 @@ class GPUConfig(BaseModel):
         if self.dram.row_bytes is not None and self.dram.row_bytes % self.l2.line_bytes:
             raise ValueError(f"dram.row_bytes ({self.dram.row_bytes}) must be a multiple of l2.line_bytes "
                              f"({self.l2.line_bytes}): a row holds whole lines")
+        if self.dram.translation_page_bytes % self.l2.line_bytes:
+            raise ValueError(f"dram.translation_page_bytes ({self.dram.translation_page_bytes}) must be a multiple of "
+                             f"l2.line_bytes ({self.l2.line_bytes}): a page holds whole lines")
         sm = self.sm
         if sm.max_warps % sm.scheduler.count:
             raise ValueError(

@@ -372,6 +372,13 @@ class DRAM:
         self.drain_bytes = d.write_drain_bytes
         self.gathered = [0.0] * self.channels
         self.draining = [0.0] * self.channels
+        #: translation (``dram.translation_*``): L2 lines a page holds (0: not modelled), the pages
+        #: DRAM reads touched last (LRU), and the server cycles a read outside them takes
+        self.page_lines = (d.translation_page_bytes // cfg.l2.line_bytes
+                           if d.translation_pages and d.translation_misses_per_s else 0)
+        self.pages: collections.OrderedDict[int, None] = collections.OrderedDict()
+        self.page_limit = d.translation_pages
+        self.translate = cfg.clock_hz / d.translation_misses_per_s if self.page_lines else 0.0
         if self.row_lines:
             self.activate = cfg.clock_hz / d.row_activations_per_s
             self.activate_write = cfg.clock_hz / (d.write_row_activations_per_s or d.row_activations_per_s)
@@ -402,6 +409,30 @@ class DRAM:
             if len(rows) > self.open_limit:
                 rows.popitem(last=False)
         return opened * (self.activate_write if write else self.activate)
+
+    def translations(self, lines) -> float:
+        """Server cycles the translation misses of a read of ``lines`` (128-byte line numbers) take:
+        one ``1 / dram.translation_misses_per_s`` per line whose page (``line x l2.line_bytes //
+        dram.translation_page_bytes``) is not among the last ``dram.translation_pages`` pages read
+        (LRU); 0 where translation is not modelled. ASSUMED mechanism (a TLB's reach, its misses'
+        page-table reads taking DRAM's time), charged only to the reads an SM's load or atomic
+        causes (the L2's own reads of evicted lines are physically addressed); the reach and the
+        cost are fitted to random 64 B reads by footprint: ``validation/probes/footprint_cost.py``
+        on an H200 (23.5 ps a read at 64 MiB, 27.2 at 8 GiB) and
+        ``validation/probes/random_access.py``'s rows on the H100."""
+        if not self.page_lines:
+            return 0.0
+        pages, missed = self.pages, 0
+        for line in lines:
+            p = line // self.page_lines
+            if p in pages:
+                pages.move_to_end(p)
+                continue
+            missed += 1
+            pages[p] = None
+            if len(pages) > self.page_limit:
+                pages.popitem(last=False)
+        return missed * self.translate
 
     def channel(self, line: int) -> int:
         """The DRAM channel of 128 B ``line`` (ASSUMED: a multiplicative hash of the line, every
@@ -447,13 +478,16 @@ class DRAM:
         """The share of the peak bandwidth used over about the last ``dram.latency_cycles`` (0-1)."""
         return min(self._recent / (self.latency * self.peak_bytes_per_cycle), _MAX_UTILISATION)
 
-    def read(self, t: float, nbytes: int, lines=()) -> float:
+    def read(self, t: float, nbytes: int, lines=(), merge: bool = False) -> float:
         """Read ``nbytes`` of ``lines`` (arriving at cycle ``t``); returns the cycle the data reaches
         L2 and the requester: start of service + ``dram.latency_cycles`` (the load-to-use latency
-        of an idle DRAM) + the loaded-latency curve's wait. The server is held for the bytes and
-        the rows the read opens (:meth:`activations`)."""
+        of an idle DRAM) + the loaded-latency curve's wait. The server is held for the bytes, the
+        rows the read opens (:meth:`activations`) and, unless ``merge`` (the L2's own read that
+        completes an evicted line's partly written sectors), the read's translation misses
+        (:meth:`translations`)."""
         self.count["dram_read_bytes"] += nbytes
-        start = self._serve(t, nbytes, self.read_bytes_per_cycle, self.activations(lines))
+        extra = self.activations(lines) + (0.0 if merge else self.translations(lines))
+        start = self._serve(t, nbytes, self.read_bytes_per_cycle, extra)
         if self.channels:
             start = self._drained(start, lines)
         if not self.queue:
@@ -668,7 +702,7 @@ class L2:
             self.dram.occupy(t, merge, written, lines, self.eviction_share)
             return
         if merge:
-            self.dram.read(t, merge, lines)
+            self.dram.read(t, merge, lines, merge=True)
         if written:
             self.dram.write(t, written, lines)
 

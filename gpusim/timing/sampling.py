@@ -561,7 +561,8 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
                                                                "read_requests_per_cycle")
               if getattr(cfg.l2, f) is not None}
     shares |= {f"dram.{f}": getattr(cfg.dram, f) * scale for f in ("row_activations_per_s",
-                                                                   "write_row_activations_per_s")}
+                                                                   "write_row_activations_per_s",
+                                                                   "translation_misses_per_s")}
     #    Contended atomics: the GPU-wide atomic request rate gets its k / N share; an address or a
     #    slice granule that two of the k SMs update is taken as updated by all N, and is busy N / k
     #    times longer an update (``L2.address_share``, set by _Shadows). When every address and

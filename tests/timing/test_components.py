@@ -413,13 +413,13 @@ def test_sampled_slices_pay_their_share_of_every_eviction():
     assert mem.count["dram_write_bytes"] == 128 and mem.count["dram_read_bytes"] == 128
     # a quarter of the write-back, then its own read (128 B), hold the server; lines 1 and 2 are in
     # row 0 (1 KiB rows), open for write-backs since line 0's (no activation), which reads do not
-    # share: the read activates it
+    # share: the read activates it, and its page is the first a read touched (a translation miss)
     assert d.free == pytest.approx(1000 + 0.25 * 128 / d.write_bytes_per_cycle + 128 / d.read_bytes_per_cycle
-                                   + d.activate)
+                                   + d.activate + d.translate)
 
 
 def test_dram_rows_cost_an_activation_unless_open():
-    # validation/probes/random_access.py: random 64 B reads pay a row activation each (13.6 ps on
+    # validation/probes/random_access.py: random 64 B reads pay a row activation each (9.8 ps on
     # the H100), a stream one per 1 KiB row, already inside its measured rate.
     cfg = gpusim.config.load("h100").with_overrides({"dram.queue_cycles": 0})
     d = memsys.DRAM(cfg, collections.Counter())
@@ -435,13 +435,36 @@ def test_dram_rows_cost_an_activation_unless_open():
     for r in range(rows):
         d2.read(0, 1024, list(range(8 * r, 8 * r + 8)))
     peak = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
-    assert d2.free == pytest.approx(rows * 1024 / (peak * cfg.dram.read_efficiency))
+    assert d2.free == pytest.approx(rows * 1024 / (peak * cfg.dram.read_efficiency) + d2.translate)  # 1 page
     # the least recently opened row closes once open_rows others opened
     with pytest.raises(ConfigError, match="dram.row_bytes .1000. must be a multiple of l2.line_bytes"):
         cfg.with_overrides({"dram.row_bytes": 1000})
     d3 = memsys.DRAM(cfg.with_overrides({"dram.open_rows": 2}), collections.Counter())
     d3.activations([0, 8, 16])
     assert d3.activations([0]) == pytest.approx(d3.activate) and d3.activations([16]) == 0
+
+
+def test_dram_reads_outside_the_translation_reach_cost_a_miss_each():
+    # validation/probes/footprint_cost.py: a random 64 B DRAM read costs more beyond a reach of
+    # translation_pages pages (LRU, by the pages DRAM reads touched); the L2's own reads of evicted
+    # lines (merge) pay none.
+    cfg = gpusim.config.load("h100").with_overrides({"dram.queue_cycles": 0, "dram.translation_pages": 2,
+                                                     "dram.translation_page_bytes": 4096})
+    d = memsys.DRAM(cfg, collections.Counter())
+    assert d.page_lines == 32 and d.translate == pytest.approx(cfg.clock_hz / cfg.dram.translation_misses_per_s)
+    assert d.translations([0, 31, 32]) == pytest.approx(2 * d.translate)   # pages 0 and 1
+    assert d.translations([5, 40]) == 0.0                                  # both still in reach
+    assert d.translations([64]) == pytest.approx(d.translate)              # page 2 evicts page 0 (LRU)
+    assert d.translations([33, 0]) == pytest.approx(d.translate)           # page 1 kept, page 0 back
+    start = d.free
+    d.read(start, 64, [96])                                                # page 3: a miss and a row
+    assert d.free == pytest.approx(start + 64 / d.read_bytes_per_cycle + d.activate + d.translate)
+    d.read(d.free, 64, [128], merge=True)                                  # page 4, the L2's own read
+    assert d.pages.get(4, "absent") == "absent"
+    off = memsys.DRAM(cfg.with_overrides({"dram.translation_pages": 0}), collections.Counter())
+    assert off.translations([0, 1000, 2000]) == 0.0
+    with pytest.raises(ConfigError, match="dram.translation_page_bytes .5000. must be a multiple of l2.line_bytes"):
+        cfg.with_overrides({"dram.translation_page_bytes": 5000})
 
 
 def test_l2_read_request_port_and_l1_miss_path_bound_scattered_loads():
@@ -473,7 +496,7 @@ def test_stores_wait_for_a_full_write_back_queue():
 def test_dram_reads_alone_outrun_a_copy():
     # Reads move read_efficiency of the peak a cycle; writes the share that leaves a copy (as many
     # bytes written as read) at efficiency (validation/probes/dram_mix.py, the seeds' reductions).
-    cfg = gpusim.config.load("h100").with_overrides({"dram.queue_cycles": 0})
+    cfg = gpusim.config.load("h100").with_overrides({"dram.queue_cycles": 0, "dram.translation_pages": 0})
     peak = cfg.dram.bandwidth_bytes_per_s / cfg.clock_hz
     dram = memsys.DRAM(cfg, memsys.collections.Counter())
     for i in range(1024):  # streams: 64 B granules of consecutive lines (a row opened every 1 KiB)

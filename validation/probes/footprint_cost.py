@@ -2,8 +2,9 @@
 
 ``random_access.py`` found the H100's random 4-byte loads (``rd_rand``, 4.33M, every lane its own
 line) taking 29.5 ps a DRAM miss at 64 MiB, 32.1 at 256 MiB, 32.7 at 1 GiB and 33.6 at 8 GiB, where
-gpusim charges 34.1 ps whatever the footprint (``rd_rand 64 MiB`` +12.7 %, the corpus's ``gather``
-over 64 MiB +19.7 %). A TLB's reach would make such a knee; this probe finds where it is: the same
+gpusim charged 34.1 ps whatever the footprint (``rd_rand 64 MiB`` +12.7 %, the corpus's ``gather``
+over 64 MiB +19.7 %; session 51). A TLB's reach would make such a knee; this probe finds where it is
+(session 52 models it: ``dram.translation_*``, docs/model/memory.md#irregular-access): the same
 kernel (``random_access.py``'s ``rd_mod``: word ``mix(t iters + i) % words``) at footprints from 64 MiB
 to 8 GiB, 16 loads a thread, 132 x 8 CTAs of 256 threads, launched twice each.
 
