@@ -19,6 +19,7 @@ def test_a_reloaded_sector_hits_the_l1_less_often_the_more_lines_are_in_flight()
     assert reloads_hit[0] > 0.85 and reloads_hit[-1] < 0.15
     assert 0.4 < reloads_hit[2] < 0.65                                      # no cliff: half of them at 1,024 lines
     assert all(rows[f"dist 8 c{c}"]["l1_load_hit_pct"] < 1 for c in (1, 2, 4, 6, 8))
-    # every thread loads as many sectors (two a lane an iteration): they scale with the CTAs
-    assert rows["dist 1 c1"]["l1_load_sectors"] == 132 * l1_reprobe.BLOCK * l1_reprobe.ITERS * 2
+    # two sectors a lane an iteration (fewer only where two lanes of a warp meet in one sector)
+    lanes = 132 * l1_reprobe.BLOCK * l1_reprobe.ITERS * 2
+    assert 0.9999 < rows["dist 1 c1"]["l1_load_sectors"] / lanes <= 1
     assert abs(rows["dist 1 c8"]["l1_load_sectors"] / (8 * rows["dist 1 c1"]["l1_load_sectors"]) - 1) < 1e-4
