@@ -335,7 +335,8 @@ class DRAM:
     dram.write_row_activations_per_s`` a write-back; random 64 B reads over 1-8 GiB took 32-33 ps
     each on the H100, ``validation/probes/random_access.py``); a stream opens one row per
     ``row_bytes`` and its measured efficiency already includes that, so its bytes move that much
-    faster.
+    faster. Translation (``dram.translation_pages`` set): a read an SM caused, of a page outside
+    the last pages read, holds the server longer still (:meth:`translations`).
     """
 
     def __init__(self, cfg: GPUConfig, count: collections.Counter):
