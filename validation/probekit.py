@@ -27,7 +27,8 @@ import sys
 from types import ModuleType
 
 __all__ = ["MIX_CU", "PROBES", "ROOT", "SUITE_INIT", "counter_rows", "counter_values", "device_info", "load_by_path",
-           "load_probe", "load_suite", "parts_parser", "probe_main", "second_launches", "sim_against_gpu", "stall_ratios"]
+           "load_probe", "load_suite", "parts_parser", "probe_main", "second_launches", "sim_against_gpu", "simulate_launch",
+           "stall_ratios"]
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PROBES = ROOT / "validation" / "probes"
@@ -96,6 +97,23 @@ def counter_values(metrics: dict, counters: dict[str, tuple[str, ...]]) -> dict[
     """``{key: the sum of its metrics}`` for each ``key: (metric names)`` of ``counters``, from one
     launch's ``metrics`` (an ncu row or a gpusim result's; a metric it lacks counts 0)."""
     return {key: float(sum(metrics.get(m, 0.0) for m in names)) for key, names in counters.items()}
+
+
+def simulate_launch(launch, counters: dict[str, str], gpu: str = "h100", overrides: dict | None = None,
+                    jobs: int = 1) -> dict:
+    """A probe's one launch on gpusim in timing mode: ``launch(gpusim)`` makes its buffers and returns
+    the launch's result; returns ``{key: metric}`` for each ``key: metric name`` of ``counters`` (0 where
+    gpusim lacks it), ``timed`` (how the cycles were timed) and ``host_seconds``."""
+    import time
+
+    import gpusim
+
+    t0 = time.perf_counter()
+    with gpusim.Device(gpu, mode="timing", overrides=overrides, jobs=jobs):
+        res = launch(gpusim)
+    m = res.metrics
+    return {k: float(m.get(v, 0.0)) for k, v in counters.items()} | {
+        "timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
 
 
 def counter_rows(path: str | pathlib.Path, kernels, labels: list[str],

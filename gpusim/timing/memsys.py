@@ -299,6 +299,21 @@ def _shared(owner: dict[int, int], key: int, sm: int) -> bool:
     return o == -1
 
 
+def _lru_misses(lru: collections.OrderedDict, keys, limit: int) -> int:
+    """Touch each of ``keys`` in ``lru`` (a key present moves to its end; a key absent is added, and the
+    least recent key leaves once there are more than ``limit``); returns how many were absent."""
+    missed = 0
+    for key in keys:
+        if key in lru:
+            lru.move_to_end(key)
+            continue
+        missed += 1
+        lru[key] = None
+        if len(lru) > limit:
+            lru.popitem(last=False)
+    return missed
+
+
 def _record(served: dict[int, str], line: int, mask: int, level: str) -> None:
     """Note in ``served`` that the sectors ``mask`` of ``line`` were served by ``level``."""
     for k in range(4):
@@ -398,17 +413,8 @@ class DRAM:
         though its sector's rest is read and the sector written back in the same eviction."""
         if not self.row_lines:
             return 0.0
-        rows = self.open_write_rows if write else self.open_rows
-        opened = 0
-        for line in lines:
-            r = line // self.row_lines
-            if r in rows:
-                rows.move_to_end(r)
-                continue
-            opened += 1
-            rows[r] = None
-            if len(rows) > self.open_limit:
-                rows.popitem(last=False)
+        rows, n = self.open_write_rows if write else self.open_rows, self.row_lines
+        opened = _lru_misses(rows, (line // n for line in lines), self.open_limit)
         return opened * (self.activate_write if write else self.activate)
 
     def translations(self, lines) -> float:
@@ -423,17 +429,8 @@ class DRAM:
         ``validation/probes/random_access.py``'s rows on the H100."""
         if not self.page_lines:
             return 0.0
-        pages, missed = self.pages, 0
-        for line in lines:
-            p = line // self.page_lines
-            if p in pages:
-                pages.move_to_end(p)
-                continue
-            missed += 1
-            pages[p] = None
-            if len(pages) > self.page_limit:
-                pages.popitem(last=False)
-        return missed * self.translate
+        n = self.page_lines
+        return _lru_misses(self.pages, (line // n for line in lines), self.page_limit) * self.translate
 
     def channel(self, line: int) -> int:
         """The DRAM channel of 128 B ``line`` (ASSUMED: a multiplicative hash of the line, every

@@ -161,16 +161,9 @@ def gpu_rows(path: str) -> dict[str, dict[str, float]]:
 
 def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs: int = 1) -> dict:
     """One launch on gpusim in timing mode, the GPU's launch shape."""
-    import time
+    from validation.probekit import simulate_launch
 
-    import gpusim
-
-    t0 = time.perf_counter()
-    with gpusim.Device(gpu, mode="timing", overrides=overrides, jobs=jobs):
-        res = _launch(gpusim, label, _out(gpusim))
-    m = res.metrics
-    return {k: float(m.get(v, 0.0)) for k, v in COUNTERS.items()} | {
-        "timed": str(res.sampling), "host_seconds": round(time.perf_counter() - t0, 1)}
+    return simulate_launch(lambda xp: _launch(xp, label, _out(xp)), COUNTERS, gpu, overrides, jobs)
 
 
 if __name__ == "__main__":
