@@ -18,7 +18,10 @@ Run it under Nsight Compute on a GPU machine (clocks untouched)::
     ncu --clock-control none --metrics sm__cycles_elapsed.avg,lts__t_requests_srcunit_tex_op_atom.sum,\\
         lts__t_requests_srcunit_tex_op_red.sum,lts__t_sectors_op_atom.sum,lts__t_sectors_op_red.sum \\
         --csv --page raw --print-units base --log-file $OUT/atomic_lanes.csv \\
-        python3 validation/probes/atomic_lanes.py | tee $OUT/atomic_lanes_log.txt
+        python3 validation/probes/atomic_lanes.py [--max] | tee $OUT/atomic_lanes_log.txt
+
+(``--max``: :data:`MAX_PATTERNS` with integer adds and with integer maxima, ``atomicMax``: does a
+maximum cost its slice what an add does? The corpus's ``red_shared_max_s32`` ends in one.)
 
 (each launch twice: the warm-up rows come first). gpusim's side, sampled as the corpus is::
 
@@ -52,6 +55,16 @@ extern "C" __global__ void red_idx_f32(float* buf, const unsigned* __restrict__ 
     float* p = base + idx[t % tab];
     for (unsigned i = 0; i < iters; ++i)
         atomicAdd(p, 1.0f);
+}
+
+// The same with integer maxima of rising values (the result unused: NVVM emits red.global.max.s32).
+extern "C" __global__ void red_idx_max(int* buf, const unsigned* __restrict__ idx, unsigned tab, unsigned iters)
+{
+    unsigned t = blockIdx.x * blockDim.x + threadIdx.x;
+    int* base = (int*)(((unsigned long long)buf + 511) & ~511ull);
+    int* p = base + idx[t % tab];
+    for (unsigned i = 0; i < iters; ++i)
+        atomicMax(p, (int)(t * iters + i));
 }
 """
 
@@ -89,19 +102,25 @@ def index_table(label: str):
     return np.repeat(np.asarray(words, np.uint32), m)
 
 
-def launches(sm_count: int = 132) -> list[tuple[str, int]]:
+#: the run with maxima (``--max``, session 52): these patterns with integer adds, then with maxima
+MAX_PATTERNS = ("L1 s1 d8 m4", "L1 s4 d8 m1", "L1 s1 d1 m32", "random64")
+
+
+def launches(sm_count: int = 132, maxima: bool = False) -> list[tuple[str, int]]:
     """``(label, CTAs)`` in launch order: every pattern with integer adds, then with float adds
-    (labels ending " f32")."""
-    return [(lab + f, sm_count * CTAS_PER_SM) for f in ("", " f32") for lab in PATTERNS]
+    (labels ending " f32"); ``maxima``: :data:`MAX_PATTERNS` with integer adds, then with integer
+    maxima (labels ending " max")."""
+    ops, pats = (("", " max"), MAX_PATTERNS) if maxima else (("", " f32"), tuple(PATTERNS))
+    return [(lab + f, sm_count * CTAS_PER_SM) for f in ops for lab in pats]
 
 
 def _launch(xp, label: str, ctas: int):
     import numpy as np
 
-    fp = label.endswith(" f32")
-    f = xp.RawModule(code=CODE).get_function("red_idx_f32" if fp else "red_idx")
-    base = xp.zeros(1024, np.float32 if fp else np.uint32)   # the kernel takes its first 512 B-aligned granule
-    idx = index_table(label.removesuffix(" f32"))
+    fp, mx = label.endswith(" f32"), label.endswith(" max")
+    f = xp.RawModule(code=CODE).get_function("red_idx_f32" if fp else "red_idx_max" if mx else "red_idx")
+    base = xp.zeros(1024, np.float32 if fp else np.int32 if mx else np.uint32)   # its first 512 B-aligned granule
+    idx = index_table(label.removesuffix(" f32").removesuffix(" max"))
     return f((ctas,), (BLOCK,), (base, xp.asarray(idx), np.uint32(len(idx)), np.uint32(ITERS)))
 
 
@@ -110,7 +129,7 @@ def main() -> None:
 
     sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
     for warm in (True, False):
-        for label, n in launches(sms):
+        for label, n in launches(sms, "--max" in sys.argv):
             _launch(cupy, label, n)
             cupy.cuda.runtime.deviceSynchronize()
             print(f"{'warmup' if warm else 'launch'} {label}", flush=True)
@@ -124,7 +143,7 @@ def gpu_rows(path: str) -> dict[str, dict[str, float]]:
 
     with open(path) as f:
         rows = list(csv.DictReader(line for line in f if line.startswith('"')))
-    labels = [lab for lab, _ in launches()]
+    labels = [lab for lab, _ in launches(maxima=any(r["Kernel Name"] == "red_idx_max" for r in rows))]
     rows = rows[-len(labels):]
 
     def num(v: str) -> float:
@@ -142,7 +161,7 @@ def simulate(label: str, gpu: str = "h100", overrides: dict | None = None, jobs:
 
     t0 = time.perf_counter()
     with gpusim.Device(gpu, mode="timing", overrides=overrides, jobs=jobs):
-        res = _launch(gpusim, label, dict(launches())[label])
+        res = _launch(gpusim, label, dict(launches() + launches(maxima=True))[label])
     m = res.metrics
     return {"cycles": float(m["sm__cycles_elapsed.avg"]),
             "l2_requests": float(m["lts__t_requests_srcunit_tex_op_atom.sum"] + m["lts__t_requests_srcunit_tex_op_red.sum"]),
