@@ -422,6 +422,9 @@ class L2Spec(BaseModel):
         "cycles; a DRAM read of a line homed far pays the same extra over latency_cycles; null = same as "
         "latency_cycles",
     )
+    partition_granule_bytes: int = Field(
+        128, strict=True, ge=1, description="timing model: bytes of the address range whose lines share an L2 "
+        "partition home (a power of two, at least line_bytes); default 128 (each line homed on its own)")
     sm_partitions: tuple[int, ...] | None = Field(
         None, description="timing model: the L2 partition near each SM, by %smid: at least sm_count entries, each "
         "0 to partitions - 1 (unused with one partition; a sampled slice of k SMs gets k entries in the GPU's "
@@ -549,6 +552,10 @@ class GPUConfig(BaseModel):
         if self.dram.row_bytes is not None and self.dram.row_bytes % self.l2.line_bytes:
             raise ValueError(f"dram.row_bytes ({self.dram.row_bytes}) must be a multiple of l2.line_bytes "
                              f"({self.l2.line_bytes}): a row holds whole lines")
+        g = self.l2.partition_granule_bytes
+        if g % self.l2.line_bytes or g & (g - 1):
+            raise ValueError(f"l2.partition_granule_bytes ({g}) must be a power of two and a multiple of "
+                             f"l2.line_bytes ({self.l2.line_bytes}): a granule holds whole lines")
         if self.dram.translation_page_bytes % self.l2.line_bytes:
             raise ValueError(f"dram.translation_page_bytes ({self.dram.translation_page_bytes}) must be a multiple of "
                              f"l2.line_bytes ({self.l2.line_bytes}): a page holds whole lines")

@@ -215,13 +215,15 @@ class SectorCache:
         return out
 
 
-def home_partition(line: int, partitions: int, side: int = 0) -> int:
-    """The L2 partition (0 .. ``partitions`` - 1) that homes 128 B ``line``: a hash of the line
-    (ASSUMED; the H100's is not known), so each partition homes 1 / ``partitions`` of any range.
+def home_partition(line: int, partitions: int, side: int = 0, granule: int = 1) -> int:
+    """The L2 partition (0 .. ``partitions`` - 1) that homes 128 B ``line``: a hash of its granule of
+    ``granule`` lines (``l2.partition_granule_bytes``), all of whose lines share a home. The hash is
+    ASSUMED (the H100's is not known: its 4 KiB granules alternate in runs of one and two,
+    ``validation/probes/far_hit.py``); each partition homes 1 / ``partitions`` of any large range.
     Local memory (per-thread, one SM's) is homed at its SM's partition ``side``."""
     if partitions < 2:
         return 0
-    return side if line >= _LOCAL_LINE else (line * 2654435761 >> 16) % partitions
+    return side if line >= _LOCAL_LINE else (line // granule * 2654435761 >> 16) % partitions
 
 
 def _book(free: list[float], t: float, n: int, cycles: float) -> float:
@@ -239,10 +241,10 @@ def side_of(sm: int, partitions: int, sides: tuple[int, ...] | None = None) -> i
     return sides[sm % len(sides)] if sides else sm % partitions
 
 
-def far_line(line: int, partitions: int) -> bool:
+def far_line(line: int, partitions: int, granule: int = 1) -> bool:
     """Whether 128 B ``line``'s home is in another of ``partitions`` L2 partitions than partition
     0's SMs: (partitions - 1) / partitions of the lines, as for an SM chosen at random."""
-    return home_partition(line, partitions) != 0
+    return home_partition(line, partitions, 0, granule) != 0
 
 
 def _lines(sectors: np.ndarray) -> tuple[list[int], list[int]]:
@@ -537,6 +539,8 @@ class L2:
         #: capacity, holding the lines homed there (:func:`home_partition`) and copies of the far
         #: lines its own SMs read (:func:`side_of`); else one cache of the whole capacity
         self.localize = bool(cfg.l2.localizes_far_reads and parts > 1)
+        #: lines of a partition granule (``l2.partition_granule_bytes``): all of them share a home
+        self.granule = max(1, cfg.l2.partition_granule_bytes // cfg.l2.line_bytes)
         lines = cfg.l2.size_bytes // cfg.l2.line_bytes
         self.caches = ([SectorCache(lines // parts, cfg.l2.dirty_places) for _ in range(parts)] if self.localize
                        else [SectorCache(lines, cfg.l2.dirty_places)])
@@ -610,7 +614,7 @@ class L2:
     def home(self, line: int, side: int | None = None) -> int:
         """The index in :attr:`caches` of the cache that homes ``line`` (0 with one cache);
         ``side``: the partition of the SM that reads or writes it (for local memory)."""
-        return home_partition(line, self.parts, side or 0) if self.localize else 0
+        return home_partition(line, self.parts, side or 0, self.granule) if self.localize else 0
 
     def _look(self, line: int, mask: int, side: int | None) -> tuple[int, int, int]:
         """Look sectors ``mask`` of ``line`` up for a reader near partition ``side`` (None: at
@@ -661,7 +665,7 @@ class L2:
         merge = written = 0
         lines = []
         for line, dirty in evicted:
-            if self.localize and line < _LOCAL_LINE and home_partition(line, self.parts) != part:
+            if self.localize and line < _LOCAL_LINE and home_partition(line, self.parts, 0, self.granule) != part:
                 continue
             m = _POPCOUNT[self._merged(line, 0b1111)] * self.sector
             if m or dirty:
@@ -687,7 +691,7 @@ class L2:
 
     def far(self, line: int, side: int | None = None) -> bool:
         """Whether ``line`` is homed in another partition than ``side``'s (None: partition 0's)."""
-        return home_partition(line, self.parts, side or 0) != (side or 0)
+        return home_partition(line, self.parts, side or 0, self.granule) != (side or 0)
 
     def _fill(self, part: int, line: int, mask: int, dirty: bool, t: float) -> None:
         """Sectors ``mask`` of ``line`` into cache ``part``; what it evicts goes to DRAM at ``t``."""

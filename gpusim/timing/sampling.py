@@ -659,6 +659,7 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
     N, n = cfg.sm_count, grid.n_blocks
     capacity = cfg.l2.size_bytes // cfg.l2.sector_bytes
     parts = cfg.l2.partitions if cfg.l2.localizes_far_reads and cfg.l2.partitions > 1 else 0
+    granule = max(1, cfg.l2.partition_granule_bytes // cfg.l2.line_bytes)
     dirty = cfg.l2.dirty_places - 1
     extra = 0  # second places of the loaded sectors of far lines, further places of stored sectors
     footprints: dict = {}
@@ -679,7 +680,7 @@ def _record(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMemory
                             seen.add(sec)
                             if stored:
                                 extra += dirty
-                            elif parts and far_line(sec >> 2, parts):
+                            elif parts and far_line(sec >> 2, parts, granule):
                                 extra += 1
                 else:
                     seen.update(fp[0].tolist())

@@ -166,8 +166,8 @@ def test_a_read_served_at_a_far_home_pays_the_far_extra_hit_or_miss():
     # L2 holds it (465 against 283) or DRAM does (760 against 577); a copy near the reader does not.
     cfg = gpusim.config.load("h100")
     near_lat, extra = cfg.l2.latency_cycles, cfg.l2.far_latency_cycles - cfg.l2.latency_cycles
-    near, far = ([x for x in range(64) if memsys.home_partition(x, 2) == p][:1] for p in (0, 1))
     l2 = _l2(cfg)
+    near, far = ([x for x in range(0, 64 * 32, 32) if l2.home(x) == p][:1] for p in (0, 1))
     l2.write(0.0, near + far, [0b1111] * 2, 8, side=1)                 # both present, dirty at home
     t = 10_000.0
     assert l2.read(t, near, [0b1111], side=0) == t + near_lat           # an idle L2: its latency alone
@@ -181,6 +181,22 @@ def test_a_read_served_at_a_far_home_pays_the_far_extra_hit_or_miss():
     # One L2 cache (no partitions): no far homes, no extra.
     one = _l2(cfg.with_overrides({"l2.partitions": 1}))
     assert one.read(0.0, far, [0b1111], side=0) == pytest.approx(a)
+
+
+def test_a_partition_homes_whole_granules():
+    # far_hit.py on the H100: the lines homed far from an SM come in runs of 32 and 64 (4 KiB granules);
+    # an option (the h100 config keeps one line a granule: configs/h100.toml says why).
+    cfg = gpusim.config.load("h100").with_overrides({"l2.partition_granule_bytes": 4096})
+    l2 = _l2(cfg)
+    homes = [l2.home(x) for x in range(32 * 64)]
+    granules = [set(homes[32 * g:32 * (g + 1)]) for g in range(64)]
+    assert all(len(h) == 1 for h in granules)                    # a granule's 32 lines share a home
+    assert 24 <= sum(h == {1} for h in granules) <= 40           # about half the granules each way
+    by_line = _l2(cfg.with_overrides({"l2.partition_granule_bytes": 128}))
+    assert len({by_line.home(x) for x in range(32)}) == 2         # each line on its own
+    for bad in (96, 3 * 128):
+        with pytest.raises(ConfigError, match="l2.partition_granule_bytes .* must be a power of two"):
+            cfg.with_overrides({"l2.partition_granule_bytes": bad})
 
 
 def test_the_sides_of_sms_come_from_the_config_else_alternate():
@@ -320,7 +336,8 @@ def _l2(cfg):
 
 
 def test_a_far_read_leaves_a_copy_near_and_a_write_goes_home_and_drops_it():
-    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 1024 * 128})  # 2 partitions of 512 lines
+    cfg = gpusim.config.load("h100").with_overrides({"l2.size_bytes": 1024 * 128,  # 2 partitions of 512 lines
+                                                     "l2.partition_granule_bytes": 128})  # each line homed alone
     l2 = _l2(cfg)
     assert len(l2.caches) == 2 and all(c.capacity == 512 for c in l2.caches)
     lines = list(range(1024))
@@ -342,7 +359,7 @@ def test_a_far_read_leaves_a_copy_near_and_a_write_goes_home_and_drops_it():
 
 def test_warmed_loads_fill_the_partition_of_the_shadows_sm_and_their_home():
     # sampled timing: a shadow CTA's loads go into the L2 as that CTA's SM would read them
-    cfg = gpusim.config.load("h100")
+    cfg = gpusim.config.load("h100").with_overrides({"l2.partition_granule_bytes": 128})
     mem = memsys.MemorySystem(cfg, 1 << 16)
     homes = {x: memsys.home_partition(x, 2) for x in range(64)}
     far_of_1 = [x for x, h in homes.items() if h == 0][:2]     # homed at 0: far from side 1

@@ -192,6 +192,34 @@ def slow_mask(rec: dict):
     return np.unpackbits(np.frombuffer(bytes.fromhex(rec["slow_mask"]), np.uint8))[:LINES].astype(bool)
 
 
+def runs(mask):
+    """Lengths (int array) of the runs of equal values in ``mask`` (bool, line order): the far lines of
+    a walk come in runs of whole partition granules (the H100's: 32 and 64 lines, 4 KiB granules)."""
+    import numpy as np
+
+    edges = np.flatnonzero(np.diff(np.asarray(mask, np.int8))) + 1
+    return np.diff(np.r_[0, edges, len(mask)])
+
+
+def cold_tail(raw: dict, over: float = 75.0) -> dict:
+    """The cold walks' (``raw["cold*"]``) DRAM reads beyond ``over`` cycles past their cluster's median,
+    near-homed and far-homed apart (:func:`two_means`): ``{"near": share, "far": share, "far_mean":
+    mean excess of those far reads, "far_p99": its 99th percentile}`` (cycles)."""
+    import numpy as np
+
+    near, far = [], []
+    for key, cycles in raw.items():
+        if key.startswith("cold"):
+            x = np.asarray(cycles, np.float64).ravel()
+            _, slow = two_means(x)
+            far.append(x[slow] - np.median(x[slow]))
+            near.append(x[~slow] - np.median(x[~slow]))
+    near, far = np.concatenate(near), np.concatenate(far)
+    tail = far[far > over]
+    return {"near": float((near > over).mean()), "far": float(len(tail) / len(far)),
+            "far_mean": float(tail.mean()), "far_p99": float(np.percentile(tail, 99)), "reads": len(near) + len(far)}
+
+
 def sides(recs: dict) -> dict:
     """Each SM's partition (0: ``WRITER``'s; 1: the other, where its first pass split in two:
     the slow cluster ``FAR_GAP`` cycles over the fast one, 20-80 % of the lines), and, for those
