@@ -25,7 +25,8 @@ The model, with its sources (hardware-facts.md section numbers):
   ``ld.global.cg``, ``.cv`` and ``.volatile`` loads bypass it.
 * L2 (§2): a device-wide sectored cache of ``l2.size_bytes`` (fully associative LRU; slices
   are not modelled). With ``l2.localizes_far_reads`` it is ``l2.partitions`` caches of equal
-  size: a hash homes each line in one (:func:`home_partition`), each SM is near one
+  size: a hash homes each line (or each ``l2.partition_granule_bytes`` granule) in one
+  (:func:`home_partition`), each SM is near one
   (:func:`side_of`, ``l2.sm_partitions``), and a read of a line homed far looks up the near
   partition's copy first, then the home, and leaves a copy near (the A100 whitepaper's "localize"
   rule); writes and atomics go home and drop the copies. Measured: random loads over 8-48 MiB
