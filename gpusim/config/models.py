@@ -479,6 +479,14 @@ class DRAMSpec(BaseModel):
     channels: int = Field(
         0, strict=True, ge=0, le=4096, description="timing model: DRAM channels, each draining its own write-backs "
         "(write_drain_bytes); 0 = write drains not modelled (the default)")
+    read_channel_bytes: int | None = Field(
+        None, strict=True, ge=1, description="timing model: reads queue at DRAM channels: each range of this many "
+        "bytes (a multiple of l2.line_bytes) is served by one of read_channels channels, each at its share of the "
+        "read bandwidth, first come, first served, after the device-wide server; null = the device-wide server "
+        "only (the default)")
+    read_channels: int | None = Field(
+        None, strict=True, ge=1, description="timing model: the channels reads queue at (read_channel_bytes); "
+        "null = channels (a sampled slice gets its share of them)")
     write_drain_bytes: int = Field(
         0, strict=True, ge=0, description="timing model: write-back bytes a channel gathers before it writes them "
         "all at once; a read of that channel waits for such a drain to end, bytes; 0 = not modelled (the default)")
@@ -556,6 +564,9 @@ class GPUConfig(BaseModel):
         if g % self.l2.line_bytes or g & (g - 1):
             raise ValueError(f"l2.partition_granule_bytes ({g}) must be a power of two and a multiple of "
                              f"l2.line_bytes ({self.l2.line_bytes}): a granule holds whole lines")
+        if self.dram.read_channel_bytes is not None and self.dram.read_channel_bytes % self.l2.line_bytes:
+            raise ValueError(f"dram.read_channel_bytes ({self.dram.read_channel_bytes}) must be a multiple of "
+                             f"l2.line_bytes ({self.l2.line_bytes}): a channel serves whole lines")
         if self.dram.translation_page_bytes % self.l2.line_bytes:
             raise ValueError(f"dram.translation_page_bytes ({self.dram.translation_page_bytes}) must be a multiple of "
                              f"l2.line_bytes ({self.l2.line_bytes}): a page holds whole lines")

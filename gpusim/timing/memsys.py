@@ -354,7 +354,9 @@ class DRAM:
     each on the H100, ``validation/probes/random_access.py``); a stream opens one row per
     ``row_bytes`` and its measured efficiency already includes that, so its bytes move that much
     faster. Translation (``dram.translation_pages`` set): a read an SM caused, of a page outside
-    the last pages read, holds the server longer still (:meth:`translations`).
+    the last pages read, holds the server longer still (:meth:`translations`). Read channels
+    (``dram.read_channel_bytes`` set): after the server, each line queues at its channel
+    (:meth:`_queue`).
     """
 
     def __init__(self, cfg: GPUConfig, count: collections.Counter):
@@ -391,6 +393,12 @@ class DRAM:
         self.drain_bytes = d.write_drain_bytes
         self.gathered = [0.0] * self.channels
         self.draining = [0.0] * self.channels
+        #: read queues (``dram.read_channel_bytes``): the channels reads queue at, the lines of a
+        #: range one serves, the cycle each is free again, and the cycles a byte takes at one
+        self.read_channels = (d.read_channels or d.channels) if d.read_channel_bytes and d.channels else 0
+        self.read_channel_lines = d.read_channel_bytes // cfg.l2.line_bytes if self.read_channels else 0
+        self.read_free = [0.0] * self.read_channels
+        self.read_byte_cycles = self.read_channels / self.read_bytes_per_cycle if self.read_channels else 0.0
         #: translation (``dram.translation_*``): L2 lines a page holds (0: not modelled), the pages
         #: DRAM reads touched last (LRU), and the server cycles a read outside them takes
         self.page_lines = (d.translation_page_bytes // cfg.l2.line_bytes
@@ -455,6 +463,23 @@ class DRAM:
                 gathered[c] -= batch
                 draining[c] = max(t, draining[c]) + batch / rate
 
+    def _queue(self, start: float, nbytes: float, lines) -> float:
+        """The cycle the last of ``lines`` (``nbytes`` evenly) has been served by its read channel,
+        the read having left the device-wide server at ``start``: each ``dram.read_channel_bytes``
+        range of lines goes to one of the read channels (a multiplicative hash, ASSUMED), which
+        serves its share of the read bandwidth first come, first served. A CTA's loads of one range
+        come back one after the other, as the H100's warps of a CTA do (``benchmarks/latency_spread.py``)."""
+        each = nbytes / len(lines) * self.read_byte_cycles
+        free, n, per = self.read_free, self.read_channels, self.read_channel_lines
+        end = start
+        for line in lines:
+            c = (line // per * 0x9E3779B1 >> 7) % n
+            done = (free[c] if free[c] > start else start) + each
+            free[c] = done
+            if done > end:
+                end = done
+        return end
+
     def _drained(self, start: float, lines) -> float:
         """The cycle the reads of ``lines`` may start at: ``start``, or the end of a drain one of
         their channels is in."""
@@ -489,6 +514,8 @@ class DRAM:
         self.count["dram_read_bytes"] += nbytes
         extra = self.activations(lines) + (0.0 if merge else self.translations(lines))
         start = self._serve(t, nbytes, self.read_bytes_per_cycle, extra)
+        if self.read_channels and lines:
+            start = self._queue(start, nbytes, lines)
         if self.channels:
             start = self._drained(start, lines)
         if not self.queue:

@@ -696,3 +696,34 @@ def test_a_hit_on_a_fill_in_flight_gets_the_data_with_the_fill(level):
     assert first == wfirst > 100 + hit
     assert second < first and wsecond == pytest.approx(first)
     assert later == wlater
+
+
+def test_reads_of_one_channel_range_come_back_one_after_another():
+    # latency_spread.py: a CTA's eight warps' loads of one 4 KiB range come back spread over ~200 cycles on the
+    # H100 (its slowest warp ~100 over the CTA's mean); one device-wide server returned them together.
+    cfg = gpusim.config.load("h100").with_overrides({"dram.read_channel_bytes": 4096})
+    assert cfg.dram.channels == 80
+    dram = memsys.DRAM(cfg, collections.Counter())
+    per_line = 128 * cfg.dram.channels / dram.read_bytes_per_cycle     # cycles a channel takes a line
+    done = [dram.read(0.0, 512, list(range(4 * w, 4 * w + 4))) for w in range(8)]   # one range, 8 warps
+    steps = np.diff(done)
+    assert steps == pytest.approx([4 * per_line] * 7, rel=0.05)
+    other = dram.read(0.0, 512, [64 * 32 + k for k in range(4)])         # another range: its own channel
+    assert other < done[1]
+    one = memsys.DRAM(cfg.with_overrides({"dram.read_channel_bytes": None}), collections.Counter())
+    together = [one.read(0.0, 512, list(range(4 * w, 4 * w + 4))) for w in range(8)]
+    assert together[-1] - together[0] < done[-1] - done[0] - 6 * 4 * per_line
+    with pytest.raises(ConfigError, match="dram.read_channel_bytes .* must be a multiple of l2.line_bytes"):
+        cfg.with_overrides({"dram.read_channel_bytes": 100})
+
+
+def test_a_sampled_slice_reads_through_its_share_of_the_channels():
+    cfg = gpusim.config.load("h100").with_overrides({"dram.read_channel_bytes": 4096})
+    for k, n, share in ((8, 132, 5), (1, 132, 1), (66, 132, 40)):
+        sliced = cfg.with_overrides({"dram.read_channels": max(1, round(80 * k / n)),
+                                     "dram.bandwidth_bytes_per_s": cfg.dram.bandwidth_bytes_per_s * k / n})
+        dram = memsys.DRAM(sliced, collections.Counter())
+        assert dram.read_channels == share
+        full = memsys.DRAM(cfg, collections.Counter())
+        exact = 80 * k / n                                        # a channel as fast as on the whole GPU
+        assert dram.read_byte_cycles == pytest.approx(full.read_byte_cycles * share / exact)
