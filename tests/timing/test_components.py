@@ -717,7 +717,9 @@ def test_reads_of_one_channel_range_come_back_one_after_another():
         cfg.with_overrides({"dram.read_channel_bytes": 100})
 
 
-def test_a_sampled_slice_reads_through_its_share_of_the_channels():
+def test_read_channels_set_the_count_and_each_serves_its_share():
+    # sampling.run_sampled gives a slice of k of n SMs round(80 k / n) read channels and k / n of the
+    # bandwidth, so that each channel serves about as fast as on the whole GPU
     cfg = gpusim.config.load("h100").with_overrides({"dram.read_channel_bytes": 4096})
     for k, n, share in ((8, 132, 5), (1, 132, 1), (66, 132, 40)):
         sliced = cfg.with_overrides({"dram.read_channels": max(1, round(80 * k / n)),
