@@ -34,7 +34,6 @@ STAMPS = ROOT / "validation" / "reports" / "h100" / "cta_timeline" / "cta_timeli
 OUT = ROOT / "benchmarks" / "results" / "latency_spread_h100.md"
 LAUNCHES = ("load_k1", "load_k2", "load_k8", "copy_k1", "copy_k2")
 PERCENTILES = (5, 25, 50, 75, 95, 99)
-SMS = 132                  #: the H100 SXM's SMs (configs/h100.toml)
 
 
 def spread(rows: np.ndarray, first_cta: int = 0) -> dict[str, object]:
@@ -60,12 +59,13 @@ def spread(rows: np.ndarray, first_cta: int = 0) -> dict[str, object]:
 
 
 def simulate(label: str, waves: int, overrides: dict | None) -> tuple[np.ndarray, float]:
-    """gpusim's stamp rows of ``label`` (``load_k1``...) over ``waves`` waves of CTAs, and host seconds."""
+    """gpusim's stamp rows of ``label`` (``load_k1``...) over ``waves`` waves of CTAs (k CTAs an SM, every SM
+    of the h100 config): int64 (warps, 7) as :func:`spread` takes them, and the host seconds."""
     import gpusim
     from validation.probes import cta_timeline
 
     kind, k = label.split("_k")
-    ctas = SMS * int(k) * waves
+    ctas = gpusim.config.load("h100").sm_count * int(k) * waves
     t0 = time.perf_counter()
     with gpusim.Device("h100", mode="timing", overrides=overrides):
         f = gpusim.RawModule(code=cta_timeline.CODE, options=("-std=c++17",)).get_function(f"{kind}_ts")

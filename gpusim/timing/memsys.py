@@ -395,7 +395,7 @@ class DRAM:
         self.draining = [0.0] * self.channels
         #: read queues (``dram.read_channel_bytes``): the channels reads queue at, the lines of a
         #: range one serves, the cycle each is free again, and the cycles a byte takes at one
-        self.read_channels = (d.read_channels or d.channels) if d.read_channel_bytes and d.channels else 0
+        self.read_channels = (d.read_channels or d.channels) if d.read_channel_bytes else 0
         self.read_channel_lines = d.read_channel_bytes // cfg.l2.line_bytes if self.read_channels else 0
         self.read_free = [0.0] * self.read_channels
         self.read_byte_cycles = self.read_channels / self.read_bytes_per_cycle if self.read_channels else 0.0

@@ -575,8 +575,9 @@ def run_sampled(kernel: Kernel, grid: Grid, params: np.ndarray, memory: GlobalMe
     if cfg.dram.write_drain_bytes:
         shares["dram.write_drain_bytes"] = max(1, round(cfg.dram.write_drain_bytes * scale))
     #    Its reads queue at its share of the read channels, each as fast as on the whole GPU.
-    if cfg.dram.read_channel_bytes and cfg.dram.channels:
-        shares["dram.read_channels"] = max(1, round((cfg.dram.read_channels or cfg.dram.channels) * scale))
+    read_channels = cfg.dram.read_channels or cfg.dram.channels
+    if cfg.dram.read_channel_bytes and read_channels:
+        shares["dram.read_channels"] = max(1, round(read_channels * scale))
     #    The slice's SMs sit near the L2 partitions in the GPU's proportions (slice_sides).
     if cfg.l2.sm_partitions:
         shares["l2.sm_partitions"] = slice_sides(tuple(cfg.l2.sm_partitions[:N]), k)

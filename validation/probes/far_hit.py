@@ -204,7 +204,7 @@ def runs(mask):
 def cold_tail(raw: dict, over: float = 75.0) -> dict:
     """The cold walks' (``raw["cold*"]``) DRAM reads beyond ``over`` cycles past their cluster's median,
     near-homed and far-homed apart (:func:`two_means`): ``{"near": share, "far": share, "far_mean":
-    mean excess of those far reads, "far_p99": its 99th percentile}`` (cycles)."""
+    mean excess of those far reads, "far_p99": its 99th percentile (cycles), "reads": the reads counted}``."""
     import numpy as np
 
     near, far = [], []
