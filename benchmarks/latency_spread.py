@@ -42,20 +42,26 @@ def spread(rows: np.ndarray, first_cta: int = 0) -> dict[str, object]:
 
     Returns ``percentiles`` (cycles from entry to the load's return, at :data:`PERCENTILES` over
     warps), ``slowest_over_mean`` (the mean over CTAs of the CTA's slowest warp's latency minus its
-    warps' mean, cycles) and ``warps``. Only CTAs numbered ``first_cta`` or above count; a warp
-    with no stamp (latency <= 0) is left out. Raises ValueError when no warp is left."""
-    cta, lat = rows[:, 1], (rows[:, 4] - rows[:, 3]).astype(float)
+    warps' mean, cycles), ``order_corr`` (Pearson r of a warp's index in its CTA with its latency
+    minus the CTA's mean: near 1 where a CTA's loads are served in warp order, near 0 where the
+    order is unrelated; NaN where no latency differs) and ``warps``. Only CTAs numbered
+    ``first_cta`` or above count; a warp with no stamp (latency <= 0) is left out. Raises
+    ValueError when no warp is left."""
+    cta, warp, lat = rows[:, 1], rows[:, 2], (rows[:, 4] - rows[:, 3]).astype(float)
     keep = (cta >= first_cta) & (lat > 0)
     if not keep.any():
         raise ValueError(f"no stamped warp in CTAs >= {first_cta}")
-    cta, lat = cta[keep], lat[keep]
+    cta, warp, lat = cta[keep], warp[keep], lat[keep]
     order = np.argsort(cta, kind="stable")
-    cta, lat = cta[order], lat[order]
+    cta, warp, lat = cta[order], warp[order], lat[order]
     starts = np.flatnonzero(np.r_[True, cta[1:] != cta[:-1]])
     counts = np.diff(np.r_[starts, len(lat)])
-    slowest = np.maximum.reduceat(lat, starts) - np.add.reduceat(lat, starts) / counts
+    mean = np.add.reduceat(lat, starts) / counts
+    slowest = np.maximum.reduceat(lat, starts) - mean
+    dev = lat - np.repeat(mean, counts)
+    corr = float(np.corrcoef(warp, dev)[0, 1]) if dev.std() > 0 and warp.std() > 0 else float("nan")
     return {"percentiles": np.percentile(lat, PERCENTILES), "slowest_over_mean": float(slowest.mean()),
-            "warps": int(len(lat))}
+            "order_corr": corr, "warps": int(len(lat))}
 
 
 def simulate(label: str, waves: int, overrides: dict | None) -> tuple[np.ndarray, float]:
@@ -81,14 +87,16 @@ def simulate(label: str, waves: int, overrides: dict | None) -> tuple[np.ndarray
 
 def _row(name: str, s: dict) -> str:
     p = " / ".join(f"{x:,.0f}" for x in s["percentiles"])
-    return f"| {name} | {s['warps']:,} | {p} | {s['slowest_over_mean']:,.0f} |"
+    return f"| {name} | {s['warps']:,} | {p} | {s['slowest_over_mean']:,.0f} | {s['order_corr']:.2f} |"
 
 
 def main(argv: list[str] | None = None) -> None:
     from gpusim.config import parse_override
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="gpusim config overrides")
+    ap.add_argument("--set", action="extend", nargs="+", default=[], metavar="FIELD=VALUE",
+                    help="gpusim config overrides (repeatable)")
+    ap.add_argument("--launches", nargs="+", choices=LAUNCHES, default=list(LAUNCHES), help="launches (default all)")
     ap.add_argument("--waves", type=int, default=6, help="waves of CTAs gpusim runs (default 6)")
     ap.add_argument("--jobs", type=int, default=2, help="launches simulated at once")
     ap.add_argument("--out", type=pathlib.Path, default=OUT)
@@ -96,15 +104,17 @@ def main(argv: list[str] | None = None) -> None:
     overrides = dict(parse_override(s) for s in a.set) or None
     hw = np.load(STAMPS)
     with ProcessPoolExecutor(a.jobs) as pool:
-        sims = list(pool.map(simulate, LAUNCHES, [a.waves] * len(LAUNCHES), [overrides] * len(LAUNCHES)))
+        sims = list(pool.map(simulate, a.launches, [a.waves] * len(a.launches), [overrides] * len(a.launches)))
     lines = ["# A warp's load latency under load: its spread, gpusim against the H100", "",
              f"`python benchmarks/latency_spread.py{''.join(' --set ' + s for s in a.set)}` (see its docstring). "
              "Cycles from a warp's entry to its float4 load's return: percentiles "
              f"{' / '.join(f'p{p}' for p in PERCENTILES)} over warps, and the mean over CTAs of the CTA's slowest "
-             "warp minus its mean (what a barrier after the load adds). H100: CTAs from the 1,000th of the "
+             "warp minus its mean (what a barrier after the load adds), and the correlation of a warp's index in its "
+             "CTA with its latency's difference from the CTA's mean (1: served in warp order). H100: CTAs from the 1,000th of the "
              f"2^24-float launch; gpusim: all CTAs of {a.waves} waves, timed in detail.", "",
-             "| launch | warps | latency percentiles | slowest warp over the CTA's mean |", "|---|---:|---|---:|"]
-    for label, (rows, seconds) in zip(LAUNCHES, sims):
+             "| launch | warps | latency percentiles | slowest warp over the CTA's mean | warp order's r |",
+             "|---|---:|---|---:|---:|"]
+    for label, (rows, seconds) in zip(a.launches, sims):
         lines += [_row(f"{label} H100", spread(hw[label], first_cta=1000)),
                   _row(f"{label} gpusim ({seconds:.0f} s)", spread(rows))]
     text = "\n".join(lines) + "\n"

@@ -466,14 +466,20 @@ class DRAM:
     def _queue(self, start: float, nbytes: float, lines) -> float:
         """The cycle the last of ``lines`` (``nbytes`` evenly) has been served by its read channel,
         the read having left the device-wide server at ``start``: each ``dram.read_channel_bytes``
-        range of lines goes to one of the read channels (a multiplicative hash, ASSUMED), which
-        serves its share of the read bandwidth first come, first served. A CTA's loads of one range
-        come back one after the other, as the H100's warps of a CTA do (``benchmarks/latency_spread.py``)."""
+        range of lines goes to one of the read channels, which serves its share of the read
+        bandwidth first come, first served. A CTA's loads of one range come back one after the
+        other, in warp order; the H100's spread as widely but in no order (``benchmarks/
+        latency_spread.py``: a warp's index against its latency's difference from its CTA's mean,
+        r 0.04-0.05 on the H100, 0.46-0.52 here with 4 KiB ranges), so this is not how the H100
+        spreads them (session 54). ASSUMED mapping: each aligned group of ``read_channels``
+        consecutive ranges takes every channel once (range ``r`` goes to ``(r + hash(r //
+        read_channels)) mod read_channels``), so a footprint spreads evenly over the channels."""
         each = nbytes / len(lines) * self.read_byte_cycles
         free, n, per = self.read_free, self.read_channels, self.read_channel_lines
         end = start
         for line in lines:
-            c = (line // per * 0x9E3779B1 >> 7) % n
+            q, c = divmod(line // per, n)
+            c = (c + (q * 0x9E3779B1 >> 7)) % n
             done = (free[c] if free[c] > start else start) + each
             free[c] = done
             if done > end:

@@ -717,6 +717,19 @@ def test_reads_of_one_channel_range_come_back_one_after_another():
         cfg.with_overrides({"dram.read_channel_bytes": 100})
 
 
+def test_read_channels_spread_consecutive_ranges_over_every_channel():
+    # each aligned group of 80 consecutive 4 KiB ranges takes each of the 80 channels once: 80 warps, one a
+    # range, all finish one line's channel time after the device-wide server lets them go; any 80
+    # consecutive ranges load no channel more than twice
+    cfg = gpusim.config.load("h100").with_overrides({"dram.read_channel_bytes": 4096})
+    for first, most in ((0, 1), (80 * 1000, 1), (37, 2), (80 * 1000 + 11, 2)):
+        dram = memsys.DRAM(cfg, collections.Counter())
+        per_line = 128 * dram.read_byte_cycles                     # cycles a channel takes a line
+        served = [dram._queue(0.0, 128, [32 * r]) for r in range(first, first + 80)]
+        assert max(served) == pytest.approx(most * per_line)
+        assert min(served) == pytest.approx(per_line)
+
+
 def test_read_channels_set_the_count_and_each_serves_its_share():
     # sampling.run_sampled gives a slice of k of n SMs round(80 k / n) read channels and k / n of the
     # bandwidth, so that each channel serves about as fast as on the whole GPU

@@ -144,7 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--size", choices=("gpu", "small"), default="gpu")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gpu", default="h100")
-    p.add_argument("--set", nargs="+", default=[], metavar="FIELD=VALUE", help="config overrides (TOML values)")
+    p.add_argument("--set", action="extend", nargs="+", default=[], metavar="FIELD=VALUE",
+                   help="config overrides (TOML values; repeatable)")
     p.add_argument("--resume", action="store_true", help="keep the cases already in OUT and run the rest")
     a = p.parse_args(argv)
     over = {k: tomllib.loads(f"v = {v}")["v"] for k, v in (kv.split("=", 1) for kv in a.set)}
