@@ -487,6 +487,12 @@ class DRAMSpec(BaseModel):
     read_channels: int | None = Field(
         None, strict=True, ge=1, description="timing model: the channels reads queue at (read_channel_bytes); "
         "null = channels (a sampled slice gets its share of them)")
+    channel_bytes: int = Field(
+        128, strict=True, ge=1, description="timing model: consecutive bytes one DRAM channel takes before the "
+        "next (a multiple of l2.line_bytes; which channel, a hash), for the write drains, bytes")
+    staggered_drains: bool = Field(
+        False, strict=True, description="timing model: the channels' write drains start out of step (channel c "
+        "has gathered c / channels of write_drain_bytes at the launch's start); false: in step")
     write_drain_bytes: int = Field(
         0, strict=True, ge=0, description="timing model: write-back bytes a channel gathers before it writes them "
         "all at once; a read of that channel waits for such a drain to end, bytes; 0 = not modelled (the default)")

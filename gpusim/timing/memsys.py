@@ -388,10 +388,15 @@ class DRAM:
         self.open_limit = d.open_rows
         #: write drains (``dram.channels``, ``dram.write_drain_bytes``): per channel, the write-back
         #: bytes gathered and the cycle its last drain ends; a drain writes its bytes at the
-        #: channel's share of the write rate
+        #: channel's share of the write rate. Evenly hashed write-backs fill every channel at the
+        #: same pace, so the drains run in step unless ``dram.staggered_drains`` starts channel ``c``
+        #: with ``c / channels`` of a drain gathered (the H100's spread in a copy's write-back
+        #: regime is unordered: docs/model/memory.md, session 54)
         self.channels = d.channels if d.channels and d.write_drain_bytes else 0
         self.drain_bytes = d.write_drain_bytes
-        self.gathered = [0.0] * self.channels
+        self.gathered = ([d.write_drain_bytes * c / self.channels for c in range(self.channels)]
+                         if d.staggered_drains else [0.0] * self.channels)
+        self.channel_lines = max(1, d.channel_bytes // cfg.l2.line_bytes)
         self.draining = [0.0] * self.channels
         #: read queues (``dram.read_channel_bytes``): the channels reads queue at, the lines of a
         #: range one serves, the cycle each is free again, and the cycles a byte takes at one
@@ -444,9 +449,10 @@ class DRAM:
         return _lru_misses(self.pages, (line // n for line in lines), self.page_limit) * self.translate
 
     def channel(self, line: int) -> int:
-        """The DRAM channel of 128 B ``line`` (ASSUMED: a multiplicative hash of the line, every
-        channel alike)."""
-        return (line * 0x9E3779B1 >> 7) % self.channels
+        """The DRAM channel of 128 B ``line``: ASSUMED, a multiplicative hash of its
+        ``dram.channel_bytes`` range (every channel alike; 512 puts a warp's coalesced 512 bytes on
+        one channel, 128 each line on its own)."""
+        return (line // self.channel_lines * 0x9E3779B1 >> 7) % self.channels
 
     def _gather(self, t: float, nbytes: float, lines) -> None:
         """Write-back bytes of ``lines`` (evenly) join their channels' drains; a channel that has

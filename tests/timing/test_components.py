@@ -676,6 +676,38 @@ def test_a_dram_read_waits_for_its_channels_write_drain_and_no_other():
     assert on.read(40.0, 64, [b[0]]) == off.read(40.0, 64, [b[0]]) < end + cfg.dram.latency_cycles  # another channel
 
 
+def test_write_drains_in_step_or_staggered_and_the_channels_range():
+    # every channel gathers the same write-backs: in step, all 80 drain at once (every read waits, or
+    # none); staggered (dram.staggered_drains), channel c starts c / 80 of a drain full, so the same
+    # write-backs start only the channels that were most of the way there
+    cfg = gpusim.config.load("h100")
+    batch = cfg.dram.write_drain_bytes
+    lines = {}
+    probe = memsys.DRAM(cfg, collections.Counter())
+    for line in range(4096):
+        lines.setdefault(probe.channel(line), line)
+    assert len(lines) == 80
+    for staggered, first, second in ((False, 0, 80), (True, 20, 20)):
+        dram = memsys.DRAM(cfg.with_overrides({"dram.staggered_drains": staggered}), collections.Counter())
+        for line in lines.values():                     # a quarter of a drain's bytes to each channel
+            dram.write(0.0, batch // 4, [line])
+        assert sum(d > 0 for d in dram.draining) == first
+        started = [d > 0 for d in dram.draining]
+        for line in lines.values():                     # a quarter more, a cycle later
+            dram.write(1.0, batch // 4, [line])
+        assert sum(d > 0 and not s for d, s in zip(dram.draining, started)) == (0 if not staggered else second)
+        if not staggered:
+            for line in lines.values():                 # the rest: all 80 drain together
+                dram.write(2.0, batch // 2, [line])
+            assert sum(d > 0 for d in dram.draining) == 80
+    # dram.channel_bytes: a warp's coalesced 512 bytes (4 lines) on one channel, not on four
+    per_line = memsys.DRAM(cfg, collections.Counter())
+    per_512 = memsys.DRAM(cfg.with_overrides({"dram.channel_bytes": 512}), collections.Counter())
+    assert len({per_line.channel(line) for line in range(4)}) == 4
+    assert all(len({per_512.channel(4 * w + k) for k in range(4)}) == 1 for w in range(64))
+    assert len({per_512.channel(4 * w) for w in range(64)}) > 40
+
+
 @pytest.mark.parametrize("level", ["l1", "l2"])
 def test_a_hit_on_a_fill_in_flight_gets_the_data_with_the_fill(level):
     # validation/reports/h100/fill_in_flight: the H100 answers a second load of a line still being
