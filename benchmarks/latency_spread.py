@@ -16,6 +16,7 @@ Usage::
 
     python benchmarks/latency_spread.py                    # about 11 minutes on 2 cores
     python benchmarks/latency_spread.py --set dram.queue_cycles=50 --out /tmp/x.md
+    python benchmarks/latency_spread.py --launches copy_k2 --waves 30 --first-cta 4500   # write-backs; 11 min
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--launches", nargs="+", choices=LAUNCHES, default=list(LAUNCHES), help="launches (default all)")
     ap.add_argument("--waves", type=int, default=6, help="waves of CTAs gpusim runs (default 6)")
     ap.add_argument("--jobs", type=int, default=2, help="launches simulated at once")
+    ap.add_argument("--first-cta", type=int, default=None, metavar="N",
+                    help="count CTAs from the N-th on both sides (default: the H100's from the 1,000th, all of "
+                         "gpusim's); a copy's DRAM write-backs start near the 3,500th")
     ap.add_argument("--out", type=pathlib.Path, default=OUT)
     a = ap.parse_args(argv)
     overrides = dict(parse_override(s) for s in a.set) or None
@@ -110,13 +114,15 @@ def main(argv: list[str] | None = None) -> None:
              "Cycles from a warp's entry to its float4 load's return: percentiles "
              f"{' / '.join(f'p{p}' for p in PERCENTILES)} over warps, and the mean over CTAs of the CTA's slowest "
              "warp minus its mean (what a barrier after the load adds), and the correlation of a warp's index in its "
-             "CTA with its latency's difference from the CTA's mean (1: served in warp order). H100: CTAs from the 1,000th of the "
-             f"2^24-float launch; gpusim: all CTAs of {a.waves} waves, timed in detail.", "",
+             "CTA with its latency's difference from the CTA's mean (1: served in warp order). "
+             + (f"H100: CTAs from the 1,000th of the 2^24-float launch; gpusim: all CTAs of {a.waves} waves"
+                if a.first_cta is None else f"CTAs from the {a.first_cta:,}th: the H100's of the 2^24-float launch, "
+                f"gpusim's of {a.waves} waves") + ", timed in detail.", "",
              "| launch | warps | latency percentiles | slowest warp over the CTA's mean | warp order's r |",
              "|---|---:|---|---:|---:|"]
     for label, (rows, seconds) in zip(a.launches, sims):
-        lines += [_row(f"{label} H100", spread(hw[label], first_cta=1000)),
-                  _row(f"{label} gpusim ({seconds:.0f} s)", spread(rows))]
+        lines += [_row(f"{label} H100", spread(hw[label], first_cta=1000 if a.first_cta is None else a.first_cta)),
+                  _row(f"{label} gpusim ({seconds:.0f} s)", spread(rows, first_cta=a.first_cta or 0))]
     text = "\n".join(lines) + "\n"
     a.out.write_text(text)
     print(text)

@@ -573,6 +573,9 @@ class GPUConfig(BaseModel):
         if self.dram.read_channel_bytes is not None and self.dram.read_channel_bytes % self.l2.line_bytes:
             raise ValueError(f"dram.read_channel_bytes ({self.dram.read_channel_bytes}) must be a multiple of "
                              f"l2.line_bytes ({self.l2.line_bytes}): a channel serves whole lines")
+        if self.dram.channel_bytes % self.l2.line_bytes:
+            raise ValueError(f"dram.channel_bytes ({self.dram.channel_bytes}) must be a multiple of "
+                             f"l2.line_bytes ({self.l2.line_bytes}): a channel takes whole lines")
         if self.dram.translation_page_bytes % self.l2.line_bytes:
             raise ValueError(f"dram.translation_page_bytes ({self.dram.translation_page_bytes}) must be a multiple of "
                              f"l2.line_bytes ({self.l2.line_bytes}): a page holds whole lines")

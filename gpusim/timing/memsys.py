@@ -396,7 +396,7 @@ class DRAM:
         self.drain_bytes = d.write_drain_bytes
         self.gathered = ([d.write_drain_bytes * c / self.channels for c in range(self.channels)]
                          if d.staggered_drains else [0.0] * self.channels)
-        self.channel_lines = max(1, d.channel_bytes // cfg.l2.line_bytes)
+        self.channel_lines = d.channel_bytes // cfg.l2.line_bytes
         self.draining = [0.0] * self.channels
         #: read queues (``dram.read_channel_bytes``): the channels reads queue at, the lines of a
         #: range one serves, the cycle each is free again, and the cycles a byte takes at one

@@ -706,6 +706,8 @@ def test_write_drains_in_step_or_staggered_and_the_channels_range():
     assert len({per_line.channel(line) for line in range(4)}) == 4
     assert all(len({per_512.channel(4 * w + k) for k in range(4)}) == 1 for w in range(64))
     assert len({per_512.channel(4 * w) for w in range(64)}) > 40
+    with pytest.raises(ConfigError, match=r"dram.channel_bytes \(100\) must be a multiple of l2.line_bytes"):
+        cfg.with_overrides({"dram.channel_bytes": 100})
 
 
 @pytest.mark.parametrize("level", ["l1", "l2"])
