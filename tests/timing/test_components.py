@@ -701,7 +701,7 @@ def test_write_drains_in_step_or_staggered_and_the_channels_range():
                 dram.write(2.0, batch // 2, [line])
             assert sum(d > 0 for d in dram.draining) == 80
     # dram.channel_bytes: a warp's coalesced 512 bytes (4 lines) on one channel, not on four
-    per_line = memsys.DRAM(cfg, collections.Counter())
+    per_line = memsys.DRAM(cfg.with_overrides({"dram.channel_bytes": 128}), collections.Counter())
     per_512 = memsys.DRAM(cfg.with_overrides({"dram.channel_bytes": 512}), collections.Counter())
     assert len({per_line.channel(line) for line in range(4)}) == 4
     assert all(len({per_512.channel(4 * w + k) for k in range(4)}) == 1 for w in range(64))
