@@ -17,8 +17,12 @@ with neither the product nor the multiply's sources written in between, and no o
 instruction of the kernel reading the product (then ptxas keeps ``FMUL`` + ``FADD``: three
 ``sub.f32`` of nvcc's fast-math Black-Scholes, ``validation/probes/sfu_e2e.ptx``, whose product
 also feeds a ``div.approx`` or a ``selp``; fused, 1,246 of 8,192 call prices differed from the
-H100's, unfused 1). Where both operands are such products, the first is fused. Imports only
-:mod:`isa.ir` and :mod:`isa.opcodes`.
+H100's, unfused 1). Where both operands are such products, the first is fused. An instruction
+that ptxas emits with a branch or call to a software slow path (:func:`slow_path`) ends the
+block as a label does: a product from before it is not fused (``validation/probes/precise_math``'s
+call price, ``s * cnd(d1) - x * expRT * cnd(d2)`` with an IEEE reciprocal between the products:
+ptxas fuses the second, and the first-operand rule made 5,896 of 8,192 prices differ from the
+H200's by 1-56 ulp). Imports only :mod:`isa.ir` and :mod:`isa.opcodes`.
 """
 
 from __future__ import annotations
@@ -36,6 +40,20 @@ _NO_WRITE = (Kind.ST, Kind.BRA, Kind.EXIT, Kind.BAR, Kind.FENCE)
 def _plain(ins: Instr) -> bool:
     return (ins.types[:1] in (("f32",), ("f64",)) and ins.guard is None and not ins.has("sat")
             and not any(ins.has(r) for r in _ROUND))
+
+
+def slow_path(ins: Instr) -> bool:
+    """Whether ptxas (CUDA 12, sm_90) emits ``ins`` with a ``BRA``/``CALL`` to a software
+    routine: ``div``/``rcp``/``sqrt`` ``.f32``/``.f64`` with an IEEE rounding modifier,
+    ``rsqrt.approx.f64`` without ``.ftz``, and 16- and 64-bit integer ``div``/``rem`` (the
+    approximate forms, ``div.full`` and 32-bit integer division are inline). Checked against
+    ptxas's SASS by ``tests/isa/test_contract.py``."""
+    ty = ins.types[0] if ins.types else None
+    if ins.op in ("div", "rcp", "sqrt") and ty in ("f32", "f64"):
+        return any(ins.has(r) for r in _ROUND)
+    if ins.op == "rsqrt":
+        return ty == "f64" and not ins.has("ftz")
+    return ins.op in ("div", "rem") and ty in ("s16", "u16", "s64", "u64")
 
 
 def written(ins: Instr) -> set[str]:
@@ -86,6 +104,6 @@ def contract(instrs: list[Instr], block_starts: set[int]) -> list[Instr]:
         if ins.op == "mul" and _plain(ins) and isinstance(ins.operands[0], Reg) and not any(
                 isinstance(o, Reg) and o.name == ins.operands[0].name for o in ins.operands[1:]):
             products[ins.operands[0].name] = ins
-        if ins.spec.kind in (Kind.BRA, Kind.EXIT):
+        if ins.spec.kind in (Kind.BRA, Kind.EXIT) or slow_path(ins):
             products.clear()
     return out
