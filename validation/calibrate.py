@@ -37,7 +37,13 @@ Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
   the difference in CTAs (on the H100 1.19 cycles per CTA, as ``ncu``'s
   ``sm__cycles_elapsed.avg`` of the same grids gives: ``validation/reports/h100/launch_overhead``).
   The launch overhead itself is shorter than the events' resolution and needs ``ncu``
-  (``validation/probes/launch_overhead.py``).
+  (``validation/probes/launch_overhead.py``);
+* the L2's request rates, where ``ncu`` is found: ``sm__cycles_elapsed.avg`` of
+  ``validation/probes/random_access.py``'s L2-resident launches at 4 MiB (8 CTAs of 256 threads
+  per SM, 16 independent 4-byte accesses a thread at hashed words: one request each), each after
+  a warm-up launch: loads, stores, ``red.add`` and ``atom.cas``. Each rate is the H100's shipped
+  one times the H100's cycles over this GPU's, both less their empty kernel's
+  (:data:`L2_RATE_LAUNCHES`): the shipped rates were measured on these launches.
 
 The override file is TOML::
 
@@ -57,6 +63,7 @@ Imports cupy only inside :func:`measure`; must not import gpusim's engines or si
 from __future__ import annotations
 
 import json
+import operator
 import os
 import pathlib
 import statistics
@@ -139,6 +146,12 @@ H100_LAUNCH_OVERHEAD_CYCLES = 4400
 #: measured; the chase also holds far homes and TLB misses, so calibrate moves the latency by the difference.
 H100_DRAM_CHASE_CYCLES = 698.07
 H100_DRAM_LATENCY_CYCLES = 570
+#: random_access.py's L2-resident launches (4 MiB) -> (the request rate they decide, the H100's
+#: ``sm__cycles_elapsed.avg``: validation/reports/h100/random_access/random_access.csv)
+L2_RATE_LAUNCHES = {"rd_rand": ("l2.read_requests_per_cycle", 69378.02),
+                    "wr_rand": ("l2.write_requests_per_cycle", 136275.2),
+                    "red_rand": ("l2.atomic_requests_per_cycle", 101836.05),
+                    "cas_rand": ("l2.atomic_return_requests_per_cycle", 134673.83)}
 #: CTAs of 256 threads per SM of the loaded-latency runs.
 LOADED_CTAS_PER_SM = (1, 2, 4, 8)
 
@@ -169,9 +182,14 @@ FIELDS = {
                                             "threads per SM: slope of the round trip over u/(1-u), u of the peak"),
     "launch_overhead_cycles": ("empty_kernel_cycles", "ncu sm__cycles_elapsed.avg of an empty 1-CTA kernel: the "
                                                       "H100's 4,400 cycles plus the difference from the H100's 4,202"),
+    **{field: (f"{kernel}_cycles", f"ncu sm__cycles_elapsed.avg of random_access.py's {kernel} at 4 MiB (L2 hits, "
+                                   f"8 CTAs of 256 a SM): the H100's rate x its {h100:,.0f} cycles over this GPU's, "
+                                   "both less their empty kernel's")
+       for kernel, (field, h100) in L2_RATE_LAUNCHES.items()},
 }
 
-_ROUND = {"clock_hz": int, "dram.latency_clock_hz": float, "sm_count": int, "l2.size_bytes": int,
+_ROUND = {**{field: lambda v: round(v, 1) for field, _ in L2_RATE_LAUNCHES.values()},
+          "clock_hz": int, "dram.latency_clock_hz": float, "sm_count": int, "l2.size_bytes": int,
           "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
           "dram.efficiency": lambda v: round(v, 3), "dram.read_efficiency": lambda v: round(v, 3),
           "cta_dispatch_cycles": lambda v: round(v, 2)}
@@ -306,6 +324,7 @@ def measure(repeat: int = 5, progress: Callable[[str], None] = print) -> dict:
     # 32-thread CTAs per SM of the H100
     f = mod.get_function("empty")
     res["empty_kernel_cycles"] = _empty_kernel_cycles(progress)
+    res.update(_l2_rate_cycles(progress))
     grids = (16_896, 135_168)
     secs = [event_seconds(lambda g=g: f((g,), (32,), ())) for g in grids]
     res["empty_grid_seconds"] = dict(zip(map(str, grids), secs))
@@ -326,6 +345,35 @@ cupy.cuda.Device().synchronize()
 def _empty_kernel_cycles(progress: Callable[[str], None]) -> float | None:
     """Median ``sm__cycles_elapsed.avg`` of 5 empty 1-CTA kernels under ``ncu`` (clocks untouched),
     or ``None`` (with a message) where ncu is missing or fails."""
+    got = _ncu_cycles(_EMPTY_LAUNCHES, ("empty",), progress, "launch overhead")
+    if got is None:
+        return None
+    value = statistics.median(got["empty"])
+    progress(f"empty kernel under ncu: {value:.0f} cycles")
+    return value
+
+
+_L2_RATE_LAUNCHES = """
+import sys
+sys.path.insert(0, {root!r})
+import cupy, numpy as np
+from validation.probekit import load_probe
+ra = load_probe("random_access")
+sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+mod = cupy.RawModule(code=ra.CODE)
+buf = cupy.zeros(1 << 20, cupy.uint32)
+out = cupy.zeros(sms * ra.CTAS_PER_SM * ra.BLOCK, cupy.uint32)
+for label, k, fp, mask, iters, ctas in ra.launches(sms):
+    if fp == 1 << 22 and k in {kernels!r} and not label.endswith("CTAs"):
+        for _ in range(2):
+            mod.get_function(k)((ctas,), (ra.BLOCK,), (buf, np.uint32(mask), np.uint32(iters), out))
+cupy.cuda.Device().synchronize()
+"""
+
+
+def _ncu_cycles(script: str, kernels: tuple[str, ...], progress: Callable[[str], None], what: str) -> dict | None:
+    """{kernel: ``sm__cycles_elapsed.avg`` of each launch} of ``script`` (Python) run under ``ncu``
+    (clocks untouched), or ``None`` (with a message) where ncu is missing or fails."""
     import subprocess
     import sys
 
@@ -333,24 +381,38 @@ def _empty_kernel_cycles(progress: Callable[[str], None]) -> float | None:
 
     ncu = find_ncu()
     if ncu is None:
-        progress("launch overhead: not measured (needs Nsight Compute's ncu on PATH)")
+        progress(f"{what}: not measured (needs Nsight Compute's ncu on PATH)")
         return None
     cmd = [ncu, "--clock-control", "none", "--metrics", "sm__cycles_elapsed.avg", "--csv", "--page", "raw",
-           "--print-units", "base", sys.executable, "-c", _EMPTY_LAUNCHES]
+           "--print-units", "base", sys.executable, "-c", script]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    cycles = metric_by_launch(done.stdout, "sm__cycles_elapsed.avg", "empty") if done.returncode == 0 else []
-    if not cycles:
-        progress(f"launch overhead: not measured (ncu failed: {done.stderr.strip()[-300:]})")
+    out = {k: metric_by_launch(done.stdout, "sm__cycles_elapsed.avg", k) if done.returncode == 0 else []
+           for k in kernels}
+    if not all(out.values()):
+        progress(f"{what}: not measured (ncu failed: {done.stderr.strip()[-300:]})")
         return None
-    value = statistics.median(cycles)
-    progress(f"empty kernel under ncu: {value:.0f} cycles")
-    return value
+    return out
+
+
+def _l2_rate_cycles(progress: Callable[[str], None]) -> dict:
+    """{"<kernel>_cycles": ncu cycles of the second of two launches} for :data:`L2_RATE_LAUNCHES`
+    (the first warms the L2), or {} where ncu is missing or fails."""
+    kernels = tuple(L2_RATE_LAUNCHES)
+    root = str(pathlib.Path(__file__).resolve().parents[1])
+    got = _ncu_cycles(_L2_RATE_LAUNCHES.format(root=root, kernels=set(kernels)), kernels, progress,
+                      "L2 request rates")
+    if got is None:
+        return {}
+    res = {f"{k}_cycles": got[k][-1] for k in kernels}
+    progress("L2 request rates, 4 MiB at random: " + ", ".join(f"{k} {v:,.0f}" for k, v in res.items()) + " cycles")
+    return res
 
 
 def overrides_from(measured: dict, base: str = "h100") -> dict:
     """{dotted config path: value} from :func:`measure`'s result (latencies rounded to cycles; the
     copy and read rates as fractions of the measured peak DRAM bandwidth, or of ``base``'s where
-    the result has none (files from before the peak was measured), at most 1)."""
+    the result has none (files from before the peak was measured), at most 1; the L2's request rates
+    as the H100's scaled by :data:`L2_RATE_LAUNCHES`' cycles, only where the empty kernel was measured)."""
     from gpusim import config as gpu_config
 
     peak = measured.get("dram_peak_bytes_per_s") or gpu_config.load(base).dram.bandwidth_bytes_per_s
@@ -359,6 +421,11 @@ def overrides_from(measured: dict, base: str = "h100") -> dict:
                "dram.queue_cycles": lambda v: fit_queue_cycles(v, peak)[1],
                "launch_overhead_cycles": lambda v: H100_LAUNCH_OVERHEAD_CYCLES + v - H100_EMPTY_KERNEL_CYCLES,
                "dram.latency_cycles": lambda v: H100_DRAM_LATENCY_CYCLES + v - H100_DRAM_CHASE_CYCLES}
+    empty, h100_cfg = measured.get("empty_kernel_cycles"), gpu_config.load("h100")
+    for field, h100 in L2_RATE_LAUNCHES.values():   # a rate needs this GPU's empty kernel too
+        rate = operator.attrgetter(field)(h100_cfg)
+        derived[field] = lambda v, r=rate, c=h100: (
+            r * (c - H100_EMPTY_KERNEL_CYCLES) / (v - empty) if empty else None)
     out = {}
     for path, (key, _) in FIELDS.items():
         if key in measured and measured[key] is not None:

@@ -181,6 +181,30 @@ def test_calibrate_bandwidth_shares_of_the_measured_peak():
     assert old == {"dram.efficiency": 1.0} and "dram.bandwidth_bytes_per_s" not in old
 
 
+def test_calibrate_l2_request_rates_from_the_random_access_launches():
+    """The H100's own cycles give back its shipped rates; the H200's (ncu rows of random_access.py,
+    committed) give faster ones, each by its launch's ratio; without the empty kernel's cycles
+    (no ncu) no rate is written."""
+    import gpusim
+    from validation.probekit import load_probe
+
+    h100 = gpusim.config.load("h100").l2
+    own = {"empty_kernel_cycles": calibrate.H100_EMPTY_KERNEL_CYCLES,
+           **{f"{k}_cycles": c for k, (_, c) in calibrate.L2_RATE_LAUNCHES.items()}}
+    ov = calibrate.overrides_from(own)
+    assert [ov[f] for f, _ in calibrate.L2_RATE_LAUNCHES.values()] == [
+        h100.read_requests_per_cycle, h100.write_requests_per_cycle, h100.atomic_requests_per_cycle,
+        h100.atomic_return_requests_per_cycle]
+    rows = load_probe("random_access").gpu_rows(str(H100.parent / "h200/random_access/random_access.csv"))
+    h200 = {"empty_kernel_cycles": 2670.77, **{f"{k}_cycles": rows[f"{k} 4 MiB"]["cycles"] for k in calibrate.L2_RATE_LAUNCHES}}
+    ov = calibrate.overrides_from(h200)
+    for k, (field, c) in calibrate.L2_RATE_LAUNCHES.items():
+        ratio = (c - calibrate.H100_EMPTY_KERNEL_CYCLES) / (h200[f"{k}_cycles"] - 2670.77)
+        assert 1.1 < ratio < 1.2 and ov[field] == round(getattr(h100, field.split(".")[1]) * ratio, 1)
+    assert ov["l2.read_requests_per_cycle"] == 74.3
+    assert not set(calibrate.overrides_from({"rd_rand_cycles": 58780.23})) & {f for f, _ in calibrate.L2_RATE_LAUNCHES.values()}
+
+
 # --------------------------------------------------------------------------- report from committed JSON
 
 

@@ -1,6 +1,6 @@
 """Shipped h100 config against the H200's calibrate output, on the H200's launches: the table of docs/validation/calibrate.md.
 
-Reads scored_{shipped,calibrated,calibrated_rederived}/ (score_on_device.sh) and prints, per tier, the launches, MAE,
+Reads scored_{shipped,calibrated,calibrated_rederived,calibrated_3}/ (score_on_device.sh) and prints, per tier, the launches, MAE,
 Pearson r, the share within 10 %, under/over counts and the best constant's MAE (validation.score); a third
 row per config joins the launches of both tiers over 20,000 cycles on the H200 (issue #28's target for them).
 Run from the repository root: python validation/reports/h200/scores.py
@@ -24,7 +24,7 @@ def rows(label: str) -> list[dict]:
 
 print("| config | tier | launches | MAE | r | within 10 % | under / over | best constant's MAE |")
 print("|---|---|---|---|---|---|---|---|")
-for label in ("shipped", "calibrated", "calibrated_rederived"):
+for label in ("shipped", "calibrated", "calibrated_rederived", "calibrated_3"):
     rs = rows(label)
     for tier in ("small", "scale", "over 20,000 cycles"):
         t = [r for r in rs if r["tier"] == tier or (tier.startswith("over") and r["hw_cycles"] > 20_000)]
