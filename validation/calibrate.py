@@ -38,12 +38,13 @@ Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
   ``sm__cycles_elapsed.avg`` of the same grids gives: ``validation/reports/h100/launch_overhead``).
   The launch overhead itself is shorter than the events' resolution and needs ``ncu``
   (``validation/probes/launch_overhead.py``);
-* the L2's request rates, where ``ncu`` is found: ``sm__cycles_elapsed.avg`` of
-  ``validation/probes/random_access.py``'s L2-resident launches at 4 MiB (8 CTAs of 256 threads
-  per SM, 16 independent 4-byte accesses a thread at hashed words: one request each), each after
-  a warm-up launch: loads, stores, ``red.add`` and ``atom.cas``. Each rate is the H100's shipped
-  one times the H100's cycles over this GPU's, both less their empty kernel's
-  (:data:`L2_RATE_LAUNCHES`): the shipped rates were measured on these launches.
+* the L2's throughputs, where ``ncu`` is found: ``sm__cycles_elapsed.avg`` of the probes' launches
+  that measured them on the H100 (:data:`L2_RATE_LAUNCHES`), each after a warm-up launch:
+  ``validation/probes/random_access.py``'s L2-resident ones at 4 MiB (8 CTAs of 256 threads per SM,
+  16 independent 4-byte accesses a thread at hashed words, one request each: loads, stores,
+  ``red.add``, ``atom.cas``) for the request rates, and ``validation/probes/l2_bandwidth.py``'s at
+  8 MiB (16-byte ``cp.async.cg`` reads, ``st.global.cg`` stores, a copy of both) for the byte rates.
+  Each becomes the H100's value times the H100's cycles over this GPU's, both less their empty kernel's.
 
 The override file is TOML::
 
@@ -146,14 +147,23 @@ H100_LAUNCH_OVERHEAD_CYCLES = 4400
 #: measured; the chase also holds far homes and TLB misses, so calibrate moves the latency by the difference.
 H100_DRAM_CHASE_CYCLES = 698.07
 H100_DRAM_LATENCY_CYCLES = 570
-#: random_access.py's L2-resident launches (4 MiB) -> (the request rate they decide, the H100's
-#: ``sm__cycles_elapsed.avg``: validation/reports/h100/random_access/random_access.csv)
-L2_RATE_LAUNCHES = {"rd_rand": ("l2.read_requests_per_cycle", 69378.02),
-                    "wr_rand": ("l2.write_requests_per_cycle", 136275.2),
-                    "red_rand": ("l2.atomic_requests_per_cycle", 101836.05),
-                    "cas_rand": ("l2.atomic_return_requests_per_cycle", 134673.83)}
+#: (probe, launch label) -> (the L2 throughput it decides, the H100's ``sm__cycles_elapsed.avg`` of it:
+#: validation/reports/h100/random_access/random_access.csv, l2_bandwidth/l2_bandwidth.csv, l2_writes.csv).
+#: Each launch holds that throughput's limit on the H100 (configs/h100.toml's sources).
+L2_RATE_LAUNCHES = {("random_access", "rd_rand 4 MiB"): ("l2.read_requests_per_cycle", 69378.02),
+                    ("random_access", "wr_rand 4 MiB"): ("l2.write_requests_per_cycle", 136275.2),
+                    ("random_access", "red_rand 4 MiB"): ("l2.atomic_requests_per_cycle", 101836.05),
+                    ("random_access", "cas_rand 4 MiB"): ("l2.atomic_return_requests_per_cycle", 134673.83),
+                    ("l2_bandwidth", "cpasync S8MiB"): ("l2.bandwidth_bytes_per_s", 78440.33),
+                    ("l2_bandwidth", "stcg S8MiB"): ("l2.write_data_bytes_per_s", 137534.32),
+                    ("l2_bandwidth", "copycg S8MiB"): ("l2.write_bandwidth_bytes_per_s", 177884.5)}
 #: CTAs of 256 threads per SM of the loaded-latency runs.
 LOADED_CTAS_PER_SM = (1, 2, 4, 8)
+
+def _l2_key(label: str) -> str:
+    """The measurement key of an :data:`L2_RATE_LAUNCHES` launch: ``rd_rand 4 MiB`` -> ``rd_rand_4_mib_cycles``."""
+    return label.lower().replace(" ", "_") + "_cycles"
+
 
 #: configuration field -> (measurement key, how the value is derived)
 FIELDS = {
@@ -182,13 +192,14 @@ FIELDS = {
                                             "threads per SM: slope of the round trip over u/(1-u), u of the peak"),
     "launch_overhead_cycles": ("empty_kernel_cycles", "ncu sm__cycles_elapsed.avg of an empty 1-CTA kernel: the "
                                                       "H100's 4,400 cycles plus the difference from the H100's 4,202"),
-    **{field: (f"{kernel}_cycles", f"ncu sm__cycles_elapsed.avg of random_access.py's {kernel} at 4 MiB (L2 hits, "
-                                   f"8 CTAs of 256 a SM): the H100's rate x its {h100:,.0f} cycles over this GPU's, "
-                                   "both less their empty kernel's")
-       for kernel, (field, h100) in L2_RATE_LAUNCHES.items()},
+    **{field: (_l2_key(label), f"ncu sm__cycles_elapsed.avg of {probe}.py's '{label}' (L2 hits, 8 CTAs of 256 a "
+                               f"SM): the H100's value x its {h100:,.0f} cycles over this GPU's, both less their "
+                               "empty kernel's")
+       for (probe, label), (field, h100) in L2_RATE_LAUNCHES.items()},
 }
 
-_ROUND = {**{field: lambda v: round(v, 1) for field, _ in L2_RATE_LAUNCHES.values()},
+_ROUND = {**{field: (lambda v: round(v, 1)) if "requests" in field else (lambda v: float(f"{v:.4g}"))
+             for field, _ in L2_RATE_LAUNCHES.values()},
           "clock_hz": int, "dram.latency_clock_hz": float, "sm_count": int, "l2.size_bytes": int,
           "dram.bandwidth_bytes_per_s": lambda v: float(f"{v:.4g}"),
           "dram.efficiency": lambda v: round(v, 3), "dram.read_efficiency": lambda v: round(v, 3),
@@ -358,15 +369,21 @@ import sys
 sys.path.insert(0, {root!r})
 import cupy, numpy as np
 from validation.probekit import load_probe
-ra = load_probe("random_access")
+ra, lb = load_probe("random_access"), load_probe("l2_bandwidth")
 sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-mod = cupy.RawModule(code=ra.CODE)
-buf = cupy.zeros(1 << 20, cupy.uint32)
+mra, mlb = cupy.RawModule(code=ra.CODE), cupy.RawModule(code=lb.CODE, options=("-std=c++17",))
+src, dst = cupy.zeros(max(lb.WRITE_SIZES) // 4, cupy.uint32), cupy.zeros(max(lb.WRITE_SIZES) // 4, cupy.uint32)
 out = cupy.zeros(sms * ra.CTAS_PER_SM * ra.BLOCK, cupy.uint32)
+want = {labels!r}
 for label, k, fp, mask, iters, ctas in ra.launches(sms):
-    if fp == 1 << 22 and k in {kernels!r} and not label.endswith("CTAs"):
+    if label in want:
         for _ in range(2):
-            mod.get_function(k)((ctas,), (ra.BLOCK,), (buf, np.uint32(mask), np.uint32(iters), out))
+            mra.get_function(k)((ctas,), (ra.BLOCK,), (src, np.uint32(mask), np.uint32(iters), out))
+for label, k, size, ctas in lb.launches(sms, writes=True):
+    if label in want:
+        for _ in range(2):
+            mlb.get_function(k)((ctas,), (lb.BLOCK,), (src, out if k == "cpasync" else dst,
+                                                      np.uint32(size // 16 - 1), np.uint32(lb.STEPS)))
 cupy.cuda.Device().synchronize()
 """
 
@@ -395,16 +412,16 @@ def _ncu_cycles(script: str, kernels: tuple[str, ...], progress: Callable[[str],
 
 
 def _l2_rate_cycles(progress: Callable[[str], None]) -> dict:
-    """{"<kernel>_cycles": ncu cycles of the second of two launches} for :data:`L2_RATE_LAUNCHES`
+    """{measurement key: ncu cycles of the second of two launches} for :data:`L2_RATE_LAUNCHES`
     (the first warms the L2), or {} where ncu is missing or fails."""
-    kernels = tuple(L2_RATE_LAUNCHES)
+    labels = [label for _, label in L2_RATE_LAUNCHES]
+    kernels = tuple(label.split()[0] for label in labels)
     root = str(pathlib.Path(__file__).resolve().parents[1])
-    got = _ncu_cycles(_L2_RATE_LAUNCHES.format(root=root, kernels=set(kernels)), kernels, progress,
-                      "L2 request rates")
+    got = _ncu_cycles(_L2_RATE_LAUNCHES.format(root=root, labels=set(labels)), kernels, progress, "L2 throughputs")
     if got is None:
         return {}
-    res = {f"{k}_cycles": got[k][-1] for k in kernels}
-    progress("L2 request rates, 4 MiB at random: " + ", ".join(f"{k} {v:,.0f}" for k, v in res.items()) + " cycles")
+    res = {_l2_key(label): got[k][-1] for label, k in zip(labels, kernels)}
+    progress("L2 throughputs: " + ", ".join(f"{label} {res[_l2_key(label)]:,.0f}" for label in labels) + " cycles")
     return res
 
 
@@ -412,7 +429,8 @@ def overrides_from(measured: dict, base: str = "h100") -> dict:
     """{dotted config path: value} from :func:`measure`'s result (latencies rounded to cycles; the
     copy and read rates as fractions of the measured peak DRAM bandwidth, or of ``base``'s where
     the result has none (files from before the peak was measured), at most 1; the L2's request rates
-    as the H100's scaled by :data:`L2_RATE_LAUNCHES`' cycles, only where the empty kernel was measured)."""
+    and throughputs as the H100's scaled by :data:`L2_RATE_LAUNCHES`' cycles, only where the empty kernel
+    was measured)."""
     from gpusim import config as gpu_config
 
     peak = measured.get("dram_peak_bytes_per_s") or gpu_config.load(base).dram.bandwidth_bytes_per_s

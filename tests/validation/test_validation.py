@@ -181,28 +181,33 @@ def test_calibrate_bandwidth_shares_of_the_measured_peak():
     assert old == {"dram.efficiency": 1.0} and "dram.bandwidth_bytes_per_s" not in old
 
 
-def test_calibrate_l2_request_rates_from_the_random_access_launches():
-    """The H100's own cycles give back its shipped rates; the H200's (ncu rows of random_access.py,
-    committed) give faster ones, each by its launch's ratio; without the empty kernel's cycles
-    (no ncu) no rate is written."""
+def test_calibrate_l2_throughputs_from_the_probes_launches():
+    """The H100's own cycles give back its shipped values; the H200's (ncu rows of random_access.py and
+    l2_bandwidth.py, committed) give faster ones, each by its launch's ratio; without the empty kernel's
+    cycles (no ncu) none is written."""
+    import operator
+
     import gpusim
     from validation.probekit import load_probe
 
-    h100 = gpusim.config.load("h100").l2
+    h100 = gpusim.config.load("h100")
+    launches = calibrate.L2_RATE_LAUNCHES
     own = {"empty_kernel_cycles": calibrate.H100_EMPTY_KERNEL_CYCLES,
-           **{f"{k}_cycles": c for k, (_, c) in calibrate.L2_RATE_LAUNCHES.items()}}
+           **{calibrate._l2_key(label): c for (_, label), (_, c) in launches.items()}}
     ov = calibrate.overrides_from(own)
-    assert [ov[f] for f, _ in calibrate.L2_RATE_LAUNCHES.values()] == [
-        h100.read_requests_per_cycle, h100.write_requests_per_cycle, h100.atomic_requests_per_cycle,
-        h100.atomic_return_requests_per_cycle]
-    rows = load_probe("random_access").gpu_rows(str(H100.parent / "h200/random_access/random_access.csv"))
-    h200 = {"empty_kernel_cycles": 2670.77, **{f"{k}_cycles": rows[f"{k} 4 MiB"]["cycles"] for k in calibrate.L2_RATE_LAUNCHES}}
+    assert [ov[f] for f, _ in launches.values()] == [operator.attrgetter(f)(h100) for f, _ in launches.values()]
+    h200_dir = H100.parent / "h200"
+    rows = {"random_access": load_probe("random_access").gpu_rows(str(h200_dir / "random_access/random_access.csv")),
+            "l2_bandwidth": load_probe("l2_bandwidth").gpu_rows(str(h200_dir / "l2_bandwidth/l2_bandwidth.csv"))}
+    empty = 2750.0
+    h200 = {"empty_kernel_cycles": empty,
+            **{calibrate._l2_key(label): rows[probe][label]["cycles"] for probe, label in launches}}
     ov = calibrate.overrides_from(h200)
-    for k, (field, c) in calibrate.L2_RATE_LAUNCHES.items():
-        ratio = (c - calibrate.H100_EMPTY_KERNEL_CYCLES) / (h200[f"{k}_cycles"] - 2670.77)
-        assert 1.1 < ratio < 1.2 and ov[field] == round(getattr(h100, field.split(".")[1]) * ratio, 1)
-    assert ov["l2.read_requests_per_cycle"] == 74.3
-    assert not set(calibrate.overrides_from({"rd_rand_cycles": 58780.23})) & {f for f, _ in calibrate.L2_RATE_LAUNCHES.values()}
+    for (probe, label), (field, c) in launches.items():
+        ratio = (c - calibrate.H100_EMPTY_KERNEL_CYCLES) / (rows[probe][label]["cycles"] - empty)
+        assert 1.1 < ratio < 1.3, label
+        assert ov[field] == calibrate._ROUND[field](operator.attrgetter(field)(h100) * ratio)
+    assert not {f for f, _ in launches.values()} & set(calibrate.overrides_from({"rd_rand_4_mib_cycles": 58780.23}))
 
 
 # --------------------------------------------------------------------------- report from committed JSON

@@ -16,5 +16,5 @@ mkdir -p $OUT/$1
 python3 -m gpusim validate --from $H --cases $ALL $X --out /tmp/a_$1 --jobs 15 > $OUT/$1/log_all_but_regtile.txt 2>&1 &
 python3 -m gpusim validate --from validation/reports/h200/small --tier small --cases matmul_regtile $X --out /tmp/b_$1 --jobs 1 > $OUT/$1/log_regtile_small.txt 2>&1 &
 wait
-cp /tmp/a_$1/validation_h200.json $OUT/$1/validation_h200.json; cp /tmp/b_$1/validation_h200.json $OUT/$1/validation_h200_regtile_small.json
+gzip -9 -n -c /tmp/a_$1/validation_h200.json > $OUT/$1/validation_h200.json.gz; gzip -9 -n -c /tmp/b_$1/validation_h200.json > $OUT/$1/validation_h200_regtile_small.json.gz
 tail -n 1 $OUT/$1/log_all_but_regtile.txt
