@@ -43,7 +43,7 @@ def _plain(ins: Instr) -> bool:
 
 
 def slow_path(ins: Instr) -> bool:
-    """Whether ptxas (CUDA 12, sm_90) emits ``ins`` with a ``BRA``/``CALL`` to a software
+    """Whether ptxas (CUDA 13.0, sm_90) emits ``ins`` with a ``BRA``/``CALL`` to a software
     routine: ``div``/``rcp``/``sqrt`` ``.f32``/``.f64`` with an IEEE rounding modifier,
     ``rsqrt.approx.f64`` without ``.ftz``, and 16- and 64-bit integer ``div``/``rem`` (the
     approximate forms, ``div.full`` and 32-bit integer division are inline). Checked against
