@@ -39,7 +39,8 @@ Measurements (one thread, ``clock64()`` cycles, median of ``repeat`` runs):
   The launch overhead itself is shorter than the events' resolution and needs ``ncu``
   (``validation/probes/launch_overhead.py``);
 * the L2's throughputs, where ``ncu`` is found: ``sm__cycles_elapsed.avg`` of the probes' launches
-  that measured them on the H100 (:data:`L2_RATE_LAUNCHES`), each after a warm-up launch:
+  that measured them on the H100 (:data:`L2_RATE_LAUNCHES`), the second of two launches each, as the
+  probes ran them (ncu flushes the caches before each launch it profiles, here as on the H100):
   ``validation/probes/random_access.py``'s L2-resident ones at 4 MiB (8 CTAs of 256 threads per SM,
   16 independent 4-byte accesses a thread at hashed words, one request each: loads, stores,
   ``red.add``, ``atom.cas``) for the request rates, and ``validation/probes/l2_bandwidth.py``'s at
@@ -159,6 +160,7 @@ L2_RATE_LAUNCHES = {("random_access", "rd_rand 4 MiB"): ("l2.read_requests_per_c
                     ("l2_bandwidth", "copycg S8MiB"): ("l2.write_bandwidth_bytes_per_s", 177884.5)}
 #: CTAs of 256 threads per SM of the loaded-latency runs.
 LOADED_CTAS_PER_SM = (1, 2, 4, 8)
+
 
 def _l2_key(label: str) -> str:
     """The measurement key of an :data:`L2_RATE_LAUNCHES` launch: ``rd_rand 4 MiB`` -> ``rd_rand_4_mib_cycles``."""
@@ -364,7 +366,7 @@ def _empty_kernel_cycles(progress: Callable[[str], None]) -> float | None:
     return value
 
 
-_L2_RATE_LAUNCHES = """
+_L2_RATE_SCRIPT = """
 import sys
 sys.path.insert(0, {root!r})
 import cupy, numpy as np
@@ -413,11 +415,11 @@ def _ncu_cycles(script: str, kernels: tuple[str, ...], progress: Callable[[str],
 
 def _l2_rate_cycles(progress: Callable[[str], None]) -> dict:
     """{measurement key: ncu cycles of the second of two launches} for :data:`L2_RATE_LAUNCHES`
-    (the first warms the L2), or {} where ncu is missing or fails."""
+    (as the probes' H100 rows were taken), or {} where ncu is missing or fails."""
     labels = [label for _, label in L2_RATE_LAUNCHES]
     kernels = tuple(label.split()[0] for label in labels)
     root = str(pathlib.Path(__file__).resolve().parents[1])
-    got = _ncu_cycles(_L2_RATE_LAUNCHES.format(root=root, labels=set(labels)), kernels, progress, "L2 throughputs")
+    got = _ncu_cycles(_L2_RATE_SCRIPT.format(root=root, labels=set(labels)), kernels, progress, "L2 throughputs")
     if got is None:
         return {}
     res = {_l2_key(label): got[k][-1] for label, k in zip(labels, kernels)}
